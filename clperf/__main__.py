@@ -1,0 +1,3 @@
+from clperf.cli import main
+
+raise SystemExit(main())

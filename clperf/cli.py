@@ -1,0 +1,86 @@
+"""The ``clperf`` command. Each part of the package registers its own subcommands:
+
+* ``clperf.predictor.cli``: analyze, check, predict, fix, train, evaluate
+* ``clperf.benchmark.cli``: devices, bench, sweep
+* ``clperf.server.cli``: serve
+
+This module holds the flags several commands share and the one error boundary: a ``ClperfError`` becomes
+one line on stderr and exit status 2; nothing prints a traceback unless ``CLPERF_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from clperf import __version__
+from clperf.errors import ClperfError, ScenarioError
+from clperf.scenario import ScenarioSpec, make_spec
+
+EXIT_USAGE = 2
+EXIT_INTERNAL = 70
+
+
+def add_json_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def add_build_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--build-options", default="", metavar="OPTS",
+                   help='extra compiler options, e.g. "-DBLOCK=16 -I inc -cl-std=CL2.0" '
+                        "(paths relative to the kernel file's folder); added to clperf.toml and the "
+                        "file's // clperf-build: directive")
+
+
+def add_scenario_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("scenario (override the // clperf: directive and clperf.toml)")
+    g.add_argument("--global", dest="global_size", metavar="G[,G,G]", help="global work size per dimension")
+    g.add_argument("--local", dest="local_size", metavar="L[,L,L]", help="local work size per dimension")
+    g.add_argument("--arg", dest="args", action="append", default=[], metavar="NAME=EXPR",
+                   help="a scalar's value or a buffer's length in elements (may use other arguments)")
+    g.add_argument("--fill", dest="fills", action="append", default=[], metavar="NAME=KIND",
+                   help="how a buffer is filled: random|zeros|ones|range:LO:HI")
+
+
+def scenario_from_args(ns: argparse.Namespace) -> ScenarioSpec:
+    return make_spec(ns.global_size, ns.local_size, ns.args, ns.fills)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="clperf", description="OpenCL kernel performance, before you run it.")
+    parser.add_argument("--version", action="version", version=f"clperf {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    from clperf.benchmark import cli as benchmark_cli
+    from clperf.predictor import cli as predictor_cli
+    from clperf.server import cli as server_cli
+
+    predictor_cli.register(sub)
+    benchmark_cli.register(sub)
+    server_cli.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    ns = parser.parse_args(argv)
+    try:
+        return int(ns.run(ns) or 0)
+    except ScenarioError as e:
+        print(f"clperf: invalid scenario: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except ClperfError as e:
+        print(f"clperf: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("clperf: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # the boundary: one line for the user, the traceback only on request
+        if os.environ.get("CLPERF_DEBUG"):
+            raise
+        print(f"clperf: internal error: {type(e).__name__}: {e} (set CLPERF_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return EXIT_INTERNAL

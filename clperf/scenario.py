@@ -1,0 +1,339 @@
+"""Scenarios: how a kernel is launched, written as the CLI's flags.
+
+The same flags work in three places, later ones overriding earlier ones:
+
+* a workspace file ``clperf.toml`` (``[kernels.NAME] scenario = "--global n --arg n=4096"``),
+* a comment directive right above the kernel: ``// clperf: --global n --local 256 --arg n=1048576``,
+* the command line: ``clperf bench k.cl --kernel K --global 1048576 --local 256 --arg n=1048576``.
+
+``--arg NAME=EXPR`` sets a scalar's value or a pointer parameter's length in elements; ``--fill
+NAME=random|zeros|ones|range:LO:HI`` says how a buffer is filled. Expressions use integers, other argument
+names, ``+ - * / // % ** << >>`` and ``min``/``max``; ``--global``/``--local`` take one expression per
+dimension, comma separated.
+
+Defaults (each one used is named in ``Scenario.defaulted``): the global size is 1048576 work-items for a
+1-D kernel, 1024x1024 for 2-D and 128x128x64 for 3-D; the local size is left to the runtime (``null``); an
+integer scalar is the global size along dimension 0; a floating-point scalar is 1.5; a ``__global`` or
+``__constant`` buffer holds one element per work-item; a ``__local`` buffer one element per work-item of a
+work-group (256 when the local size is left to the runtime); buffers are filled with seeded random values.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from clperf.errors import ScenarioError
+from clperf.records import Param, Scenario
+
+DEFAULT_GLOBAL = {1: (1048576,), 2: (1024, 1024), 3: (128, 128, 64)}
+DEFAULT_FLOAT = 1.5
+DEFAULT_LOCAL_ITEMS = 256
+FILL_KINDS = ("random", "zeros", "ones", "range")
+DIRECTIVE = re.compile(r"^\s*//\s*clperf:\s?(.*)$")
+
+_INT_TYPES = {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "size_t", "unsigned",
+              "unsigned int", "unsigned long", "unsigned char", "unsigned short", "bool", "ptrdiff_t"}
+
+
+@dataclass(frozen=True)
+class ScenarioSpec:
+    """A scenario as the user wrote it: expressions, not yet numbers."""
+
+    global_size: tuple[str, ...] | None = None
+    local_size: tuple[str, ...] | None = None
+    args: Mapping[str, str] = field(default_factory=dict)
+    fills: Mapping[str, str] = field(default_factory=dict)
+
+    def merged(self, other: ScenarioSpec) -> ScenarioSpec:
+        """``other`` overrides this spec field by field (argument by argument)."""
+        return ScenarioSpec(
+            global_size=other.global_size if other.global_size is not None else self.global_size,
+            local_size=other.local_size if other.local_size is not None else self.local_size,
+            args={**self.args, **other.args},
+            fills={**self.fills, **other.fills},
+        )
+
+    def is_empty(self) -> bool:
+        return self.global_size is None and self.local_size is None and not self.args and not self.fills
+
+    def to_flags(self) -> str:
+        """The spec back in flag form, e.g. for a directive a quick fix inserts."""
+        parts: list[str] = []
+        if self.global_size is not None:
+            parts += ["--global", ",".join(self.global_size)]
+        if self.local_size is not None:
+            parts += ["--local", ",".join(self.local_size)]
+        for k, v in self.args.items():
+            parts += ["--arg", f"{k}={v}"]
+        for k, v in self.fills.items():
+            parts += ["--fill", f"{k}={v}"]
+        return " ".join(shlex.quote(p) for p in parts)
+
+
+def _split_assignments(items: Iterable[str], flag: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, expr = item.partition("=")
+        name, expr = name.strip(), expr.strip()
+        if not sep or not name.isidentifier() or not expr:
+            raise ScenarioError(f"{flag} expects NAME=VALUE, got {item!r}")
+        out[name] = expr
+    return out
+
+
+def _check_fill(name: str, fill: str) -> None:
+    kind = fill.split(":", 1)[0]
+    if kind not in FILL_KINDS:
+        raise ScenarioError(f"--fill {name}: unknown fill {fill!r}; use random, zeros, ones or range:LO:HI")
+    if kind == "range" and len(fill.split(":")) != 3:
+        raise ScenarioError(f"--fill {name}: a range is written range:LO:HI, got {fill!r}")
+    if kind != "range" and fill != kind:
+        raise ScenarioError(f"--fill {name}: {kind} takes no bounds, got {fill!r}")
+
+
+def make_spec(
+    global_size: str | None = None,
+    local_size: str | None = None,
+    args: Sequence[str] = (),
+    fills: Sequence[str] = (),
+) -> ScenarioSpec:
+    """Build a spec from flag values (as argparse hands them over)."""
+    fill_map = _split_assignments(fills, "--fill")
+    for name, fill in fill_map.items():
+        _check_fill(name, fill)
+
+    def dims(text: str | None, flag: str) -> tuple[str, ...] | None:
+        if text is None:
+            return None
+        if text.strip().lower() in ("null", "none", "auto"):
+            return None
+        parts = tuple(p.strip() for p in text.split(","))
+        if not 1 <= len(parts) <= 3 or not all(parts):
+            raise ScenarioError(f"{flag} takes 1 to 3 comma-separated sizes, got {text!r}")
+        return parts
+
+    return ScenarioSpec(dims(global_size, "--global"), dims(local_size, "--local"),
+                        _split_assignments(args, "--arg"), fill_map)
+
+
+def parse_flags(text: str) -> ScenarioSpec:
+    """Parse ``--global G --local L --arg N=E --fill N=F`` (as in a directive or a workspace file)."""
+    try:
+        tokens = shlex.split(text, comments=False)
+    except ValueError as e:
+        raise ScenarioError(f"cannot read scenario {text!r}: {e}") from e
+    g: str | None = None
+    loc: str | None = None
+    args: list[str] = []
+    fills: list[str] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        flag, eq, inline = tok.partition("=") if tok.startswith("--") else (tok, "", "")
+        if flag not in ("--global", "--local", "--arg", "--fill"):
+            raise ScenarioError(f"unknown scenario flag {tok!r}; use --global, --local, --arg, --fill")
+        if eq:
+            value = inline
+        else:
+            if i + 1 >= len(tokens):
+                raise ScenarioError(f"{flag} needs a value")
+            i += 1
+            value = tokens[i]
+        if flag == "--global":
+            g = value
+        elif flag == "--local":
+            loc = value
+        elif flag == "--arg":
+            args.append(value)
+        else:
+            fills.append(value)
+        i += 1
+    return make_spec(g, loc, args, fills)
+
+
+def directive_above(lines: Sequence[str], kernel_line: int) -> tuple[ScenarioSpec, int | None]:
+    """The ``// clperf:`` directive in the comment block right above 0-based ``kernel_line``.
+
+    Several directive lines in one block are joined. Returns the spec and the 0-based line of the first
+    directive line (None when there is none).
+    """
+    texts: list[str] = []
+    first: int | None = None
+    i = kernel_line - 1
+    while i >= 0:
+        stripped = lines[i].strip()
+        m = DIRECTIVE.match(lines[i])
+        if m:
+            texts.insert(0, m.group(1))
+            first = i
+        elif not (stripped.startswith("//") or stripped.startswith("__attribute__")):
+            break
+        i -= 1
+    if not texts:
+        return ScenarioSpec(), None
+    return parse_flags(" ".join(texts)), first
+
+
+# --- expressions ------------------------------------------------------------------------------------------
+
+_BINOPS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod, ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.Pow: operator.pow,
+    ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
+}
+
+
+def evaluate(expr: str, lookup: Mapping[str, int | float] | None = None, resolve=None) -> int | float:
+    """Evaluate an integer expression safely. ``resolve(name)`` is called for names not in ``lookup``."""
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError as e:
+        raise ScenarioError(f"bad expression {expr!r}") from e
+
+    def ev(node: ast.AST) -> int | float:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+                and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.Name):
+            if lookup is not None and node.id in lookup:
+                return lookup[node.id]
+            if resolve is not None:
+                return resolve(node.id)
+            raise ScenarioError(f"unknown name {node.id!r} in {expr!r}")
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = ev(node.operand)
+            return -v if isinstance(node.op, ast.USub) else v
+        if isinstance(node, ast.BinOp):
+            a, b = ev(node.left), ev(node.right)
+            if isinstance(node.op, ast.Div):
+                if b == 0:
+                    raise ScenarioError(f"division by zero in {expr!r}")
+                return a // b if isinstance(a, int) and isinstance(b, int) else a / b
+            fn = _BINOPS.get(type(node.op))
+            if fn is None:
+                raise ScenarioError(f"operator not allowed in {expr!r}")
+            if isinstance(node.op, ast.Pow) and (abs(b) > 64 or abs(a) > 2**32):
+                raise ScenarioError(f"power too large in {expr!r}")
+            if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and b == 0:
+                raise ScenarioError(f"division by zero in {expr!r}")
+            if isinstance(node.op, ast.LShift) and b > 64:
+                raise ScenarioError(f"shift too large in {expr!r}")
+            return fn(a, b)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in ("min", "max") and node.args and not node.keywords:
+            vals = [ev(a) for a in node.args]
+            return min(vals) if node.func.id == "min" else max(vals)
+        raise ScenarioError(f"unsupported expression {expr!r}")
+
+    return ev(tree)
+
+
+def resolve(spec: ScenarioSpec, params: Sequence[Param], dims_used: int = 1) -> Scenario:
+    """Turn a spec into numbers for a kernel's parameters, filling documented defaults.
+
+    ``dims_used`` is the highest work-item dimension the kernel reads plus one (from the front end).
+    """
+    by_name = {p.name: p for p in params}
+    for name in list(spec.args) + list(spec.fills):
+        if name not in by_name:
+            known = ", ".join(by_name) or "none"
+            raise ScenarioError(f"no parameter named {name!r} (parameters: {known})")
+    for name in spec.fills:
+        if not by_name[name].pointer:
+            raise ScenarioError(f"--fill {name}: {name} is not a buffer")
+    defaulted: list[str] = []
+    values: dict[str, int | float] = {}
+    visiting: set[str] = set()
+
+    def value_of(name: str) -> int | float:
+        if name in values:
+            return values[name]
+        if name not in spec.args:
+            if name in by_name:
+                raise ScenarioError(f"{name!r} is used in an expression but has no --arg value")
+            raise ScenarioError(f"unknown name {name!r} in scenario")
+        if name in visiting:
+            raise ScenarioError(f"argument {name!r} is defined in terms of itself")
+        visiting.add(name)
+        v = evaluate(spec.args[name], resolve=value_of)
+        visiting.discard(name)
+        values[name] = v
+        return v
+
+    for name in spec.args:
+        value_of(name)
+
+    def sizes(exprs: tuple[str, ...], what: str) -> tuple[int, ...]:
+        out = []
+        for e in exprs:
+            v = evaluate(e, resolve=value_of)
+            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+                raise ScenarioError(f"{what} size {e!r} must be a positive integer, got {v!r}")
+            out.append(v)
+        return tuple(out)
+
+    if spec.global_size is not None:
+        global_size = sizes(spec.global_size, "global")
+    else:
+        global_size = DEFAULT_GLOBAL[max(1, min(3, dims_used))]
+        defaulted.append("global")
+    local_size = sizes(spec.local_size, "local") if spec.local_size is not None else None
+    if local_size is not None:
+        if len(local_size) != len(global_size):
+            raise ScenarioError(f"local size has {len(local_size)} dimensions, global size {len(global_size)}")
+        for g, lo in zip(global_size, local_size):
+            if g % lo:
+                raise ScenarioError(f"global size {g} is not a multiple of local size {lo}")
+    work_items = 1
+    for g in global_size:
+        work_items *= g
+    group_items = 1
+    for lo in local_size or (DEFAULT_LOCAL_ITEMS,):
+        group_items *= lo
+
+    args: dict[str, int | float] = {}
+    for p in params:
+        if p.name in values:
+            v = values[p.name]
+            if p.pointer and (not isinstance(v, int) or v <= 0):
+                raise ScenarioError(f"length of buffer {p.name!r} must be a positive integer, got {v!r}")
+            if not p.pointer and p.type in _INT_TYPES and isinstance(v, float):
+                if not v.is_integer():
+                    raise ScenarioError(f"{p.name!r} is an integer parameter, got {v!r}")
+                v = int(v)
+            args[p.name] = v
+            continue
+        defaulted.append(p.name)
+        if p.pointer:
+            args[p.name] = group_items if p.address_space == "local" else work_items
+        elif p.type in _INT_TYPES:
+            args[p.name] = global_size[0]
+        else:
+            args[p.name] = DEFAULT_FLOAT
+
+    fills: dict[str, str] = {}
+    for name, fill in spec.fills.items():
+        if fill.startswith("range:"):
+            _, lo, hi = fill.split(":")
+            lo_v, hi_v = evaluate(lo, resolve=value_of), evaluate(hi, resolve=value_of)
+            if lo_v >= hi_v:
+                raise ScenarioError(f"--fill {name}: empty range {fill!r}")
+            fills[name] = f"range:{lo_v}:{hi_v}"
+        else:
+            fills[name] = fill
+    return Scenario(global_size, local_size, args, fills, tuple(defaulted))
+
+
+def with_launch(scenario: Scenario, global_size: tuple[int, ...] | None = None,
+                local_size: tuple[int, ...] | None = None) -> Scenario:
+    """A copy with other launch sizes (used by sweeps)."""
+    return replace(scenario,
+                   global_size=global_size if global_size is not None else scenario.global_size,
+                   local_size=local_size if local_size is not None else scenario.local_size)

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Idempotent set-up on Debian 12: system packages (clang-19, PoCL), a venv in .venv with torch 2.13.0 (CPU)
+# first, then clperf with its dev tools. Takes seconds when everything is already there.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+apt_packages=(clang-19 pocl-opencl-icd ocl-icd-libopencl1 clinfo)
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    echo "setup: installing ${missing[*]} with apt-get" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "setup: missing system packages: ${missing[*]}" >&2
+    echo "setup: install them as root:  apt-get update && apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+py=${PYTHON:-python3}
+if [[ ! -x .venv/bin/python ]]; then
+  "$py" -m venv .venv
+  .venv/bin/pip install -q --upgrade pip
+fi
+# torch first: an unpinned torch pulled in by transformers would be a multi-GB CUDA build.
+if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+  .venv/bin/pip install -q torch==2.13.0
+fi
+stamp=.venv/.clperf-installed
+want=$(sha256sum pyproject.toml | cut -c1-16)
+if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]] || ! .venv/bin/python -c "import clperf" 2>/dev/null; then
+  .venv/bin/pip install -q -e ".[dev]"
+  echo "$want" > "$stamp"
+fi
