@@ -6,4 +6,6 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
-    pass
+    from clperf.predictor import model_cli  # predict, train, evaluate
+
+    model_cli.register(sub)

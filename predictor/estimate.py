@@ -1,0 +1,174 @@
+"""``estimate``: the predicted time of one kernel under one scenario on one device.
+
+The public entry of the predictor, called by ``clperf predict`` and by the language server on every save.
+It must answer fast: the roofline needs no torch; the learned model (torch) is loaded the first time a
+device it was trained on is asked for, then kept. Results of the model are cached on disk (keyed by source,
+build options, kernel, scenario, device and model version); the user's own measurements of the device then
+calibrate the answer (``calibration.py``), which is never cached because measurements keep coming.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import threading
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from clperf.predictor import cache as cache_mod
+from clperf.predictor import calibration, profiles
+from clperf.predictor import roofline as rl
+
+from clperf.errors import ModelError
+from clperf.records import Device, Estimate, Scenario
+
+log = logging.getLogger(__name__)
+
+MODEL_DIR = Path(__file__).with_name("model")
+
+# Without an evaluated interval, the roofline's is this factor either side. The evaluation report shows
+# how far off the roofline really is; train writes measured quantiles into the model's meta.
+_UNCALIBRATED_FACTOR = 3.0
+
+
+def model_dir() -> Path:
+    env = os.environ.get("CLPERF_MODEL_DIR")
+    return Path(env) if env else MODEL_DIR
+
+
+@lru_cache(maxsize=4)
+def _meta(directory: str) -> dict[str, Any] | None:
+    """The shipped model's ``meta.json`` (devices covered, version, intervals), read without torch."""
+    path = Path(directory) / "meta.json"
+    if not (path.exists() and (Path(directory) / "model.safetensors").exists()):
+        return None
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        log.warning("ignoring the learned model in %s: %s", directory, e)
+        return None
+
+
+def learned_meta() -> dict[str, Any] | None:
+    return _meta(str(model_dir()))
+
+
+def covers(meta: dict[str, Any] | None, device: Device) -> bool:
+    return bool(meta) and device.name in meta.get("devices", {})  # type: ignore[union-attr]
+
+
+_model_lock = threading.Lock()
+_models: dict[str, Any] = {}
+
+
+def learned_model(directory: Path | None = None) -> Any:
+    """The learned model (torch imported here, once), kept for the life of the process."""
+    d = str(directory or model_dir())
+    with _model_lock:
+        if d not in _models:
+            from clperf.predictor import network
+
+            try:
+                _models[d] = network.Predictor.load(Path(d))
+            except Exception as e:
+                raise ModelError(f"cannot load the learned model from {d}: {e}") from e
+        return _models[d]
+
+
+def _interval(time_ms: float, quantiles: list[float] | None) -> tuple[float, float]:
+    if quantiles:
+        lo, hi = quantiles
+        return time_ms * math.exp(lo), time_ms * math.exp(hi)
+    return time_ms / _UNCALIBRATED_FACTOR, time_ms * _UNCALIBRATED_FACTOR
+
+
+def roofline_estimate(kernel: rl.KernelLike, scenario: Scenario,
+                      device: Device) -> tuple[Estimate, rl.Traffic]:
+    """The analytical estimate alone (no cache, no calibration)."""
+    bw, fl, measured = profiles.peaks(device)
+    facts = profiles.facts(device)
+    t = rl.traffic(kernel, scenario, device.type)
+    r = rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured)
+    meta = learned_meta()
+    q = (meta or {}).get("roofline_intervals", {}).get(device.name)
+    version = rl.MODEL_VERSION + ("" if measured else "+spec-peaks")
+    est = Estimate(r.time_ms, rl.cycles(r.time_ms, device), _interval(r.time_ms, q), r.bound,
+                   r.bandwidth_utilization, rl.MODEL_NAME, version)
+    return est, t
+
+
+def estimate(
+    kernel: rl.KernelLike,
+    scenario: Scenario,
+    device: Device,
+    *,
+    source: str | None = None,
+    build_options: str = "",
+    use_cache: bool = True,
+    use_model: bool = True,
+    calibrate: bool = True,
+) -> Estimate:
+    """Predict ``kernel``'s time for ``scenario`` on ``device``.
+
+    Uses the shipped learned model when it exists and was trained on this device (it needs ``source``),
+    else the roofline. ``calibrate`` applies the user's stored measurements of the device.
+    """
+    base, traffic = roofline_estimate(kernel, scenario, device)
+    meta = learned_meta() if use_model else None
+    result = base
+    if meta is not None and source is not None and covers(meta, device):
+        result = _learned(kernel, scenario, device, source, build_options, base, traffic, meta, use_cache)
+    if calibrate:
+        result = calibration.apply(result, device)
+    return result
+
+
+def _learned(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: str, build_options: str,
+             base: Estimate, traffic: rl.Traffic, meta: dict[str, Any], use_cache: bool) -> Estimate:
+    version = str(meta.get("version", "0"))
+    k = cache_mod.key("estimate", cache_mod.source_hash(source), build_options, kernel.name,
+                      scenario.to_json(), device.key, device.peak_bandwidth_gbs, device.peak_gflops,
+                      meta.get("name"), version)
+    c = cache_mod.default() if use_cache else None
+    hit = c.get(k) if c is not None else None
+    if isinstance(hit, dict) and "time_ms" in hit:
+        return _from_json(hit, cached=True)
+    model = learned_model()
+    out = model.predict_one(kernel, scenario, device, source, base, traffic)
+    time_ms = float(out["time_ms"])
+    q = meta.get("intervals", {}).get(device.name)
+    est = Estimate(time_ms, rl.cycles(time_ms, device), _interval(time_ms, q),
+                   _bound(base, time_ms, out), float(out["bandwidth_utilization"]),
+                   str(meta.get("name", "learned")), version)
+    if c is not None:
+        c.set(k, est.to_json())
+    return est
+
+
+def _bound(base: Estimate, time_ms: float, out: dict[str, Any]) -> Any:
+    floor = profiles_floor = out.get("floor_ms", 0.0)
+    if profiles_floor and time_ms <= 1.5 * floor:
+        return "latency"
+    return base.bound if base.bound != "latency" else "memory"
+
+
+def _from_json(d: dict[str, Any], *, cached: bool) -> Estimate:
+    return Estimate(
+        time_ms=float(d["time_ms"]), cycles=float(d["cycles"]),
+        interval_ms=(float(d["interval_ms"][0]), float(d["interval_ms"][1])),
+        bound=d["bound"], bandwidth_utilization=float(d["bandwidth_utilization"]),
+        model_name=d["model"]["name"], model_version=d["model"]["version"], cached=cached,
+    )
+
+
+def with_time(est: Estimate, time_ms: float, device: Device) -> Estimate:
+    """The same estimate moved to ``time_ms`` (interval scaled alike)."""
+    f = time_ms / est.time_ms if est.time_ms > 0 else 1.0
+    lo, hi = est.interval_ms
+    util = min(1.0, est.bandwidth_utilization / f) if f > 0 else est.bandwidth_utilization
+    return replace(est, time_ms=time_ms, cycles=rl.cycles(time_ms, device), interval_ms=(lo * f, hi * f),
+                   bandwidth_utilization=util)

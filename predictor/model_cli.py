@@ -1,0 +1,170 @@
+"""``clperf predict``, ``clperf train`` and ``clperf evaluate`` (registered from ``clperf.predictor.cli``).
+
+Thin: parse flags, call the predictor, print text or JSON. Errors are ``ClperfError``s that
+``clperf.cli.main`` turns into one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clperf.cli import add_build_options, add_json_flag, add_scenario_flags, scenario_from_args
+from clperf.errors import InputError
+from clperf.records import Scenario
+from clperf.scenario import ScenarioSpec, parse_flags, resolve
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
+    p = sub.add_parser("predict", help="predict a kernel's run time on a device (no device needed)",
+                       description="Predict the time of one kernel for a scenario on a local device or a "
+                                   "shipped device profile (--device h200).")
+    p.add_argument("file", type=Path, help="OpenCL C file")
+    p.add_argument("--kernel", "-k", help="kernel name (default: the only kernel in the file)")
+    p.add_argument("--device", "-d", help="substring of a device or platform name (local devices first, "
+                                          "then shipped profiles: h200, pocl, intel)")
+    p.add_argument("--model", choices=("auto", "roofline"), default="auto",
+                   help="auto: the learned model where it covers the device, else the roofline")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the prediction cache")
+    p.add_argument("--no-calibration", action="store_true", help="ignore the stored measurements")
+    add_scenario_flags(p)
+    add_build_options(p)
+    add_json_flag(p)
+    p.set_defaults(run=_predict)
+
+    t = sub.add_parser("train", help="train the learned predictor on measured datasets",
+                       description="Train the performance model on JSON-lines datasets "
+                                   "(clperf sweep output).")
+    t.add_argument("--data", nargs="+", type=Path, required=True, help="datasets (*.jsonl or *.jsonl.gz)")
+    t.add_argument("--out", type=Path, default=Path("predictor/model"), help="model folder to write")
+    t.add_argument("--minutes", type=float, default=12.0, help="training time budget (default 12)")
+    t.add_argument("--epochs", type=int, default=None, help="stop after this many epochs (default: by time)")
+    t.add_argument("--test-share", type=float, default=0.2,
+                   help="share of kernel families (and generated kernels) held out for evaluation")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--device-type", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where torch trains (auto: CUDA when available)")
+    add_json_flag(t)
+    t.set_defaults(run=_train)
+
+    e = sub.add_parser("evaluate", help="evaluate the model and the baselines on held-out kernel families",
+                       description="Metrics per device for the learned model and every baseline on the "
+                                   "held-out split the model was trained with; writes a markdown report "
+                                   "and a predicted-vs-measured plot.")
+    e.add_argument("--data", nargs="+", type=Path, required=True, help="datasets (*.jsonl or *.jsonl.gz)")
+    e.add_argument("--model", type=Path, default=None, help="model folder (default: the shipped model)")
+    e.add_argument("--report", type=Path, default=Path("reports"), help="folder for evaluation.md + PNG")
+    add_json_flag(e)
+    e.set_defaults(run=_evaluate)
+
+
+def _predict(ns: argparse.Namespace) -> int:
+    from clperf.predictor import profiles
+    from clperf.predictor.estimate import estimate
+
+    spec = scenario_from_args(ns)
+    target = load_target(ns.file, ns.kernel, spec, ns.build_options)
+    device = profiles.select_device(ns.device)
+    est = estimate(target.kernel, target.scenario, device, source=target.text, build_options=ns.build_options,
+                   use_cache=not ns.no_cache, use_model=ns.model == "auto", calibrate=not ns.no_calibration)
+    out: dict[str, Any] = {
+        "kernel": target.kernel.name,
+        "file": str(ns.file),
+        "device": device.to_json(),
+        "scenario": target.scenario.to_json(),
+        **est.to_json(),
+    }
+    if ns.json:
+        json.dump(out, sys.stdout, indent=2)
+        print()
+        return 0
+    lo, hi = est.interval_ms
+    cal = (f"calibrated by {est.calibration_measurements} of your measurements" if est.calibrated
+           else "not calibrated (no stored measurements of this device)")
+    print(f"{target.kernel.name} on {device.name} ({device.source}):")
+    print(f"  time        {_ms(est.time_ms)}   interval {_ms(lo)} .. {_ms(hi)}")
+    print(f"  cycles      {est.cycles:,.0f} at {device.clock_mhz} MHz")
+    print(f"  bound       {est.bound}, bandwidth utilisation {est.bandwidth_utilization:.0%}")
+    print(f"  model       {est.model_name} {est.model_version}{' (cached)' if est.cached else ''}; {cal}")
+    g = "x".join(map(str, target.scenario.global_size))
+    loc = "x".join(map(str, target.scenario.local_size)) if target.scenario.local_size else "runtime"
+    defaults = target.scenario.defaulted
+    print(f"  scenario    global {g}, local {loc}"
+          + (f"; defaults used for: {', '.join(defaults)}" if defaults else ""))
+    return 0
+
+
+@dataclass(frozen=True)
+class Target:
+    text: str
+    kernel: Any  # clperf.predictor.report.KernelReport
+    scenario: Scenario
+
+
+def load_target(path: Path, kernel_name: str | None, cli_spec: ScenarioSpec, build_options: str) -> Target:
+    """Read, compile and analyse ``path``; pick the kernel; resolve its scenario (directive < CLI)."""
+    from clperf.predictor import frontend
+    from clperf.predictor.report import analyze_text
+
+    try:
+        text = path.read_bytes().decode("utf-8", "replace")
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror or e}") from e
+    report = analyze_text(text, str(path), build_options)
+    names = [k.name for k in report.kernels]
+    if not names:
+        errors = [d for d in getattr(report, "diagnostics", ()) if d.severity == "error"]
+        why = f": {path}:{errors[0].line}:{errors[0].column}: {errors[0].message}" if errors else ""
+        raise InputError(f"no kernel could be analysed in {path}{why}")
+    if kernel_name is None:
+        if len(names) > 1:
+            raise InputError(f"{path} has {len(names)} kernels ({', '.join(names)}): "
+                             "choose one with --kernel")
+        kernel_name = names[0]
+    kernel = next((k for k in report.kernels if k.name == kernel_name), None)
+    if kernel is None:
+        raise InputError(f"no kernel {kernel_name!r} in {path} (kernels: {', '.join(names)})")
+    parsed = next((k for k in frontend.parse(text) if k.name == kernel_name), None)
+    spec = ScenarioSpec()
+    dims = 1
+    if parsed is not None:
+        dims = parsed.dims_used
+        if parsed.directive:
+            spec = parse_flags(parsed.directive)
+    scenario = resolve(spec.merged(cli_spec), list(kernel.params), dims)
+    return Target(text, kernel, scenario)
+
+
+def _ms(t: float) -> str:
+    return f"{t * 1e3:.2f} us" if t < 0.1 else f"{t:.3f} ms"
+
+
+def _train(ns: argparse.Namespace) -> int:
+    from clperf.predictor import train
+
+    for p in ns.data:
+        if not p.exists():
+            raise InputError(f"no dataset at {p}")
+    summary = train.run(ns.data, ns.out, minutes=ns.minutes, epochs=ns.epochs, test_share=ns.test_share,
+                        seed=ns.seed, device_type=ns.device_type, progress=not ns.json)
+    if ns.json:
+        json.dump(summary, sys.stdout, indent=2)
+        print()
+    return 0
+
+
+def _evaluate(ns: argparse.Namespace) -> int:
+    from clperf.predictor import evaluate
+
+    for p in ns.data:
+        if not p.exists():
+            raise InputError(f"no dataset at {p}")
+    result = evaluate.run(ns.data, ns.model, ns.report, progress=not ns.json)
+    if ns.json:
+        json.dump(result, sys.stdout, indent=2)
+        print()
+    return 0

@@ -1,0 +1,136 @@
+"""Device profiles: the devices the predictor knows without the device being present.
+
+A shipped profile is a JSON file in ``predictor/profiles/`` holding the fields of ``clperf.records.Device``
+(measured on the real device with clperf's device profiler) plus a few facts the record has no field for:
+``launch_overhead_ms`` (the time of the smallest kernels, which no estimate goes below) and, while a peak is
+still unmeasured, the vendor's ``spec_*`` figure the roofline falls back to.
+
+``select_device(text)`` is what ``--device TEXT`` means everywhere: a case-insensitive substring of the
+device or platform name, matched among the discovered OpenCL devices first, then the shipped profiles.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from clperf.errors import DeviceError
+from clperf.records import Device
+
+log = logging.getLogger(__name__)
+
+PROFILE_DIR = Path(__file__).with_name("profiles")
+
+# Used only for a device that neither has a shipped profile nor a measured launch floor: the order of
+# magnitude of the smallest kernel times seen with OpenCL profiling events (H200: 4.5-6 us, PoCL: tens of us).
+_DEFAULT_OVERHEAD_MS = {"gpu": 0.005, "cpu": 0.02, "accelerator": 0.01}
+
+
+@dataclass(frozen=True)
+class ProfileFacts:
+    """What a profile knows beyond the ``Device`` record."""
+
+    launch_overhead_ms: float
+    spec_bandwidth_gbs: float | None = None
+    spec_gflops: float | None = None
+    measured_on: str = ""
+
+
+def _load(path: Path) -> tuple[Device, ProfileFacts]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    device = replace(Device.from_json(data), source="profile")
+    facts = ProfileFacts(
+        launch_overhead_ms=float(data.get("launch_overhead_ms") or _DEFAULT_OVERHEAD_MS[device.type]),
+        spec_bandwidth_gbs=data.get("spec_bandwidth_gbs"),
+        spec_gflops=data.get("spec_gflops"),
+        measured_on=str(data.get("measured_on", "")),
+    )
+    return device, facts
+
+
+@lru_cache(maxsize=1)
+def _shipped() -> tuple[tuple[Device, ProfileFacts], ...]:
+    return tuple(_load(p) for p in sorted(PROFILE_DIR.glob("*.json")))
+
+
+def shipped() -> list[Device]:
+    """The shipped device profiles (H200, PoCL CPU, Intel CPU runtime), in file-name order."""
+    return [d for d, _ in _shipped()]
+
+
+def facts(device: Device) -> ProfileFacts:
+    """Profile facts for a device: those of the shipped profile with the same name, else type defaults."""
+    for d, f in _shipped():
+        if d.name == device.name and d.platform == device.platform:
+            return f
+    for d, f in _shipped():
+        if d.name == device.name:
+            return f
+    return ProfileFacts(launch_overhead_ms=_DEFAULT_OVERHEAD_MS.get(device.type, 0.01))
+
+
+def peaks(device: Device) -> tuple[float, float, bool]:
+    """``(bandwidth GB/s, GFLOP/s, measured)``: the device's measured peaks, else its profile's, else the
+    vendor figures of its profile (``measured`` is False then). Raises DeviceError when there are none."""
+    bw, fl = device.peak_bandwidth_gbs, device.peak_gflops
+    if bw and fl:
+        return float(bw), float(fl), True
+    for d, f in _shipped():
+        if d.name == device.name:
+            bw = bw or d.peak_bandwidth_gbs
+            fl = fl or d.peak_gflops
+            if bw and fl:
+                return float(bw), float(fl), True
+            if (bw or f.spec_bandwidth_gbs) and (fl or f.spec_gflops):
+                return float(bw or f.spec_bandwidth_gbs), float(fl or f.spec_gflops), False  # type: ignore[arg-type]
+    raise DeviceError(f"no measured peak bandwidth and FLOP rate for {device.name!r}: "
+                      "run `clperf devices` to measure them")
+
+
+def discovered() -> list[Device]:
+    """Local OpenCL devices (with measured peaks), or none when the benchmark side cannot run here."""
+    try:
+        from clperf.benchmark import devices as bench_devices
+    except ImportError as e:  # the benchmark package is optional at estimate time
+        log.debug("no device discovery: %s", e)
+        return []
+    try:
+        return list(bench_devices.discover())
+    except Exception as e:  # noqa: BLE001 - a broken OpenCL install must not stop estimates for profiles
+        log.warning("OpenCL device discovery failed: %s", e)
+        return []
+
+
+def _matches(device: Device, text: str) -> bool:
+    t = text.lower()
+    return t in device.name.lower() or t in device.platform.lower()
+
+
+def select_device(text: str | None, *, discover: bool = True) -> Device:
+    """The device ``--device TEXT`` names: discovered devices first, then shipped profiles.
+
+    With no text: the first discovered GPU, else the first discovered device, else the H200 profile.
+    """
+    local = discovered() if discover else []
+    profiles = shipped()
+    if text is None or not text.strip():
+        for d in local:
+            if d.type == "gpu":
+                return d
+        if local:
+            return local[0]
+        for d in profiles:
+            if d.type == "gpu":
+                return d
+        if profiles:
+            return profiles[0]
+        raise DeviceError("no OpenCL device found and no shipped device profile")
+    for d in local + profiles:
+        if _matches(d, text.strip()):
+            return d
+    names = ", ".join(sorted({d.name for d in local + profiles})) or "none"
+    raise DeviceError(f"no device matches {text!r} (known: {names})")

@@ -1,0 +1,191 @@
+"""The analytical estimate: a roofline over the device's measured peaks, with a launch-latency floor.
+
+Why a roofline first: it needs no training data, imports nothing heavy, answers in microseconds on every
+save, and is what the learned model corrects (the network predicts ``log(measured / roofline)``).
+
+The traffic model counts what the memory system moves, not what the source asks for:
+
+* every global access moves, per execution, its element for a contiguous access, one memory segment for an
+  indirect one, ``min(|stride| x element, segment)`` for a strided one and a share of a segment for a
+  uniform (broadcast) one — that is the *issued* traffic, served by the caches at best;
+* what reaches DRAM is at most each buffer's size (data is reused through the caches) and at most the issued
+  traffic — the *DRAM* traffic.
+
+Time = launch floor + max(DRAM traffic / peak bandwidth, issued traffic / (CACHE_FACTOR x peak bandwidth),
+flops / peak FLOP rate). ``SEGMENT_BYTES`` and ``CACHE_FACTOR`` are modelling assumptions, not measurements:
+the learned correction and per-device calibration absorb where they are wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from clperf.errors import ScenarioError
+from clperf.records import Bound, Device, Scenario
+from clperf.scenario import evaluate
+
+MODEL_NAME = "roofline"
+MODEL_VERSION = "1"
+
+SEGMENT_BYTES = {"gpu": 32, "cpu": 64, "accelerator": 64}  # GPU sector, CPU cache line
+SIMD_LANES = {"gpu": 32, "cpu": 8, "accelerator": 16}  # work-items that share one uniform load
+CACHE_FACTOR = 4.0  # cache bandwidth over DRAM bandwidth
+INT_OP_COST = 2.0  # an integer op costs about two FMA-counted flops of the peak
+
+
+class AccessLike(Protocol):
+    param: str | None
+    kind: str
+    address_space: str
+    pattern: str
+    stride: int | None
+    stride_expr: str | None
+    element_size: int | None
+    in_loop: bool
+
+
+class KernelLike(Protocol):
+    """What the predictor reads from the analysis engineer's ``KernelReport``."""
+
+    name: str
+    params: Any
+    accesses: Any
+    loops: Any
+    barriers: int
+
+    def ops_for(self, args: Mapping[str, int | float]) -> Any: ...
+
+    def access_counts_for(self, args: Mapping[str, int | float]) -> Iterable[tuple[AccessLike, float]]: ...
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Whole-launch work of one kernel under one scenario."""
+
+    work_items: int
+    issued_bytes: float  # global traffic as the memory system sees it, segments included
+    dram_bytes: float  # issued traffic capped by each buffer's size
+    useful_bytes: float  # bytes the accesses ask for
+    local_bytes: float
+    flops: float
+    int_ops: float
+    barriers: float  # barrier executions per work-item
+
+
+@dataclass(frozen=True)
+class Roofline:
+    time_ms: float
+    memory_ms: float
+    compute_ms: float
+    floor_ms: float
+    bound: Bound
+    bandwidth_utilization: float  # DRAM traffic / time / peak bandwidth
+    peaks_measured: bool
+
+
+def _stride_elems(access: AccessLike, args: Mapping[str, int | float]) -> float | None:
+    if access.stride is not None:
+        return abs(float(access.stride))
+    if access.stride_expr:
+        try:
+            return abs(float(evaluate(access.stride_expr, args)))
+        except ScenarioError:
+            return None
+    return None
+
+
+def bytes_per_execution(access: AccessLike, args: Mapping[str, int | float], device_type: str) -> float:
+    """Bytes one work-item's execution of ``access`` costs the memory system (see module doc)."""
+    elem = float(access.element_size or 4)
+    segment = float(SEGMENT_BYTES.get(device_type, 64))
+    pattern = access.pattern
+    if pattern == "contiguous":
+        return elem
+    if pattern == "uniform":
+        return elem / SIMD_LANES.get(device_type, 8)
+    if pattern == "indirect":
+        return max(elem, segment)
+    if pattern == "strided":
+        s = _stride_elems(access, args)
+        return max(elem, segment) if s is None else min(max(s, 1.0) * elem, max(elem, segment))
+    return elem  # unknown: assume the source's own count
+
+
+def _ops_value(ops: Any, key: str) -> float:
+    if ops is None:
+        return 0.0
+    if isinstance(ops, Mapping):
+        return float(ops.get(key, 0.0) or 0.0)
+    return float(getattr(ops, key, 0.0) or 0.0)
+
+
+def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic:
+    """Evaluate the kernel's symbolic counts for the scenario and apply the traffic model."""
+    args = dict(scenario.args)
+    n = scenario.work_items
+    ops = kernel.ops_for(args) if hasattr(kernel, "ops_for") else getattr(kernel, "ops", None)
+    flops = _ops_value(ops, "flops") * n
+    int_ops = _ops_value(ops, "int_ops") * n
+    local = (_ops_value(ops, "local_load_bytes") + _ops_value(ops, "local_store_bytes")) * n
+    ops_global = (_ops_value(ops, "global_load_bytes") + _ops_value(ops, "global_store_bytes")) * n
+
+    counts = list(kernel.access_counts_for(args)) if hasattr(kernel, "access_counts_for") else []
+    issued_by_param: dict[str | None, float] = {}
+    useful = 0.0
+    for access, per_item in counts:
+        if access.address_space not in ("global", "constant"):
+            continue
+        execs = float(per_item) * n
+        issued_by_param[access.param] = issued_by_param.get(access.param, 0.0) + \
+            execs * bytes_per_execution(access, args, device_type)
+        useful += execs * float(access.element_size or 4)
+    if not counts:  # no per-access counts: fall back to the per-work-item byte totals
+        issued_by_param = {None: ops_global}
+        useful = ops_global
+
+    sizes = {p.name: p for p in getattr(kernel, "params", ())}
+    dram = 0.0
+    for param, issued in issued_by_param.items():
+        p = sizes.get(param) if param is not None else None
+        length = args.get(param) if param is not None else None
+        elem = getattr(p, "element_size", None) if p is not None else None
+        if p is not None and getattr(p, "pointer", False) and isinstance(length, (int, float)) and elem:
+            dram += min(issued, float(length) * float(elem))
+        else:
+            dram += issued
+    issued_total = sum(issued_by_param.values())
+    barriers = float(getattr(kernel, "barriers", 0) or 0)
+    return Traffic(n, issued_total, dram, useful, local, flops, int_ops, barriers)
+
+
+def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, floor_ms: float,
+             *, peaks_measured: bool = True) -> Roofline:
+    """Time of a launch moving ``t`` on a device with the given peaks (GB/s, GFLOP/s) and launch floor."""
+    bw = bandwidth_gbs * 1e9 / 1e3  # bytes per ms
+    fl = gflops * 1e9 / 1e3  # flops per ms
+    dram_ms = t.dram_bytes / bw
+    cache_ms = (t.issued_bytes + t.local_bytes) / (CACHE_FACTOR * bw)
+    memory_ms = max(dram_ms, cache_ms)
+    compute_ms = (t.flops + INT_OP_COST * t.int_ops) / fl
+    busy = max(memory_ms, compute_ms)
+    time_ms = floor_ms + busy
+    if floor_ms >= busy:
+        bound: Bound = "latency"
+    elif memory_ms >= compute_ms:
+        bound = "memory"
+    else:
+        bound = "compute"
+    util = min(1.0, t.dram_bytes / time_ms / bw) if time_ms > 0 else 0.0
+    return Roofline(time_ms, memory_ms, compute_ms, floor_ms, bound, util, peaks_measured)
+
+
+def cycles(time_ms: float, device: Device) -> float:
+    """Device clock cycles in ``time_ms``."""
+    return time_ms * 1e-3 * device.clock_mhz * 1e6
+
+
+def log_ratio(measured_ms: float, predicted_ms: float) -> float:
+    return math.log(measured_ms / predicted_ms)

@@ -1,0 +1,69 @@
+"""The roofline's arithmetic and the shipped device profiles (no compiler needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from clperf.errors import DeviceError
+from clperf.predictor import profiles
+from clperf.predictor import roofline as rl
+from clperf.records import Device
+
+GPU = Device("Test GPU", "Test", "gpu", 100, 2000, 49152, 1024, "1", peak_bandwidth_gbs=1000.0,
+             peak_gflops=50000.0)
+
+
+def _traffic(dram: float = 0.0, flops: float = 0.0, issued: float | None = None) -> rl.Traffic:
+    return rl.Traffic(1 << 20, dram if issued is None else issued, dram, dram, 0.0, flops, 0.0, 0.0)
+
+
+def test_big_copy_is_memory_bound_at_peak_bandwidth() -> None:
+    r = rl.roofline(_traffic(dram=1e9), GPU, 1000.0, 50000.0, 0.005)
+    assert r.bound == "memory"
+    assert r.memory_ms == pytest.approx(1.0)  # 1 GB at 1000 GB/s
+    assert r.time_ms == pytest.approx(1.005)
+    assert 0.99 < r.bandwidth_utilization <= 1.0
+
+
+def test_tiny_kernel_sits_on_the_launch_floor() -> None:
+    r = rl.roofline(_traffic(dram=4096), GPU, 1000.0, 50000.0, 0.005)
+    assert r.bound == "latency"
+    assert r.time_ms == pytest.approx(0.005, rel=1e-3)
+    assert r.bandwidth_utilization < 0.01
+
+
+def test_flop_heavy_kernel_is_compute_bound() -> None:
+    r = rl.roofline(_traffic(dram=1e6, flops=1e12), GPU, 1000.0, 50000.0, 0.005)
+    assert r.bound == "compute"
+    assert r.compute_ms == pytest.approx(20.0)
+
+
+def test_wasted_segments_cost_cache_bandwidth() -> None:
+    lean = rl.roofline(_traffic(dram=1e8), GPU, 1000.0, 50000.0, 0.0)
+    wasteful = rl.roofline(_traffic(dram=1e8, issued=32e8), GPU, 1000.0, 50000.0, 0.0)
+    assert wasteful.time_ms == pytest.approx(lean.time_ms * 32 / rl.CACHE_FACTOR)
+
+
+def test_cycles_are_time_times_clock() -> None:
+    assert rl.cycles(1.0, GPU) == pytest.approx(2e6)  # 1 ms at 2000 MHz
+
+
+def test_shipped_profiles_include_the_h200_and_are_selectable_by_substring() -> None:
+    names = [d.name for d in profiles.shipped()]
+    assert "NVIDIA H200" in names
+    d = profiles.select_device("h200", discover=False)
+    assert d.name == "NVIDIA H200" and d.source == "profile" and d.compute_units == 132
+    bw, fl, _ = profiles.peaks(d)
+    assert bw > 1000 and fl > 1000
+    assert profiles.facts(d).launch_overhead_ms == pytest.approx(0.005)
+
+
+def test_unknown_device_text_names_the_known_ones() -> None:
+    with pytest.raises(DeviceError, match="H200"):
+        profiles.select_device("no-such-device-xyz", discover=False)
+
+
+def test_a_device_without_peaks_is_a_clear_error() -> None:
+    d = Device("Nameless", "Nowhere", "gpu", 1, 1000, 0, 256, "0")
+    with pytest.raises(DeviceError, match="clperf devices"):
+        profiles.peaks(d)
