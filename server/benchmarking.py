@@ -1,0 +1,116 @@
+"""The ``clperf.benchmark`` command's logic: run kernels for real, in the isolated runner, on request only.
+
+Plain logic with callbacks (the protocol side turns ``on_progress`` into work-done progress and a client's
+cancel into ``cancel``). Each kernel runs in a fresh worker process (``clperf.benchmark.runner``), so a
+kernel that crashes the OpenCL runtime ends as a Measurement with status ``crash`` and the server carries
+on. Every real result is stored for calibration, next to the estimate for the device it actually ran on
+(the estimate target may be a profile of a device this machine does not have).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from clperf.predictor import frontend
+from clperf.server.documents import Measured
+from clperf.server.engine import scenario_for
+from clperf.server.settings import Settings
+
+from clperf.errors import ClperfError
+from clperf.records import Device, Estimate, Measurement
+
+log = logging.getLogger("clperf.server")
+Progress = Callable[[float, str], None]  # (fraction of all work done, message)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kernel: str
+    measured: Measured
+
+    def to_json(self) -> dict[str, object]:
+        m = self.measured.measurement
+        est = self.measured.estimate
+        return {"kernel": self.kernel, "status": m.status, "error": m.error, "median_ms": m.median_ms,
+                "repetitions": m.repetitions, "device": m.device.name,
+                "estimate_ms": est.time_ms if est is not None else None}
+
+
+def pick_kernels(kernels: Sequence[frontend.Kernel], name: str | None,
+                 line: int | None) -> list[frontend.Kernel]:
+    """The named kernel, else the kernel around 1-based ``line``, else every kernel of the file."""
+    if name:
+        return [k for k in kernels if k.name == name]
+    if line is not None:
+        k = frontend.kernel_at(list(kernels), line)
+        return [k] if k is not None else []
+    return list(kernels)
+
+
+def _estimate_on(text: str, path: str, kernel: str, settings: Settings, device: Device,
+                 scenario: object) -> Estimate | None:
+    from clperf.predictor.estimate import estimate
+    from clperf.predictor.report import analyze_text
+
+    try:
+        report = analyze_text(text, path, settings.build_options)
+        kr = next((k for k in report.kernels if k.name == kernel), None)
+        if kr is None:
+            return None
+        return estimate(kr, scenario, device, source=text, build_options=settings.build_options)
+    except ClperfError as e:
+        log.info("no estimate of %s on %s: %s", kernel, device.name, e)
+        return None
+
+
+def _with_peaks(device: Device, on_progress: Progress) -> Device:
+    """The device with measured peaks (needed to estimate it); measured once, now, since the user asked
+    for real runs — the server never runs anything on its own."""
+    if device.peak_bandwidth_gbs and device.peak_gflops:
+        return device
+    from clperf.benchmark.devices import measure_peaks
+
+    on_progress(0.0, f"measuring the peaks of {device.name} (once)")
+    try:
+        return measure_peaks(device)
+    except ClperfError as e:
+        log.warning("cannot measure peaks of %s: %s", device.name, e)
+        return device
+
+
+def run(text: str, path: str, kernels: Sequence[frontend.Kernel], device: Device, settings: Settings, *,
+        policy_name: str, timeout_s: float, on_progress: Progress, cancel: threading.Event) -> list[Outcome]:
+    from clperf.benchmark.runner import benchmark
+    from clperf.benchmark.timing import Policy
+
+    device = _with_peaks(device, on_progress)
+    policy = Policy.named(policy_name)
+    outcomes: list[Outcome] = []
+    for i, k in enumerate(kernels):
+        if cancel.is_set():
+            break
+        scenario, _ = scenario_for(k, k.params, settings)
+
+        def progress(fraction: float, message: str, i: int = i, name: str = k.name) -> None:
+            on_progress((i + fraction) / len(kernels), f"{name}: {message}")
+
+        m = benchmark(text, k.name, scenario, device, file=path, build_options=settings.build_options,
+                      policy=policy, timeout_s=timeout_s, on_progress=progress, cancel=cancel)
+        est = _estimate_on(text, path, k.name, settings, device, scenario) if m.status == "ok" else None
+        _store(m)
+        outcomes.append(Outcome(k.name, Measured(m, est)))
+    return outcomes
+
+
+def _store(m: Measurement) -> None:
+    if m.status != "ok":
+        return
+    try:
+        from clperf.benchmark import store
+
+        store.record(m)
+    except Exception:  # a full disk must not lose the result the user is looking at
+        log.warning("could not store the measurement of %s", m.kernel, exc_info=True)

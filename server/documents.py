@@ -1,0 +1,54 @@
+"""Per-document state: the cheap parse of the current text, the newest accepted analysis, measurements.
+
+The cheap parse (tree-sitter, no compiler) runs for every version, so lenses and hints can be placed on
+the text as it is now while the analysis they show may be a few edits old: kernels are matched by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from clperf.predictor import frontend
+from clperf.server.engine import Analysis
+
+from clperf.records import Estimate, Measurement
+
+MAX_PARSED_CHARS = 2_000_000  # beyond this even the cheap parse is skipped: the file is not a kernel file
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A benchmark run from this session, next to the estimate for the device it ran on."""
+
+    measurement: Measurement
+    estimate: Estimate | None
+
+
+@dataclass
+class DocState:
+    parsed_version: int | None = -1
+    kernels: list[frontend.Kernel] = field(default_factory=list)
+    analysis: Analysis | None = None
+    measured: dict[str, Measured] = field(default_factory=dict)
+
+
+class Documents:
+    def __init__(self) -> None:
+        self._docs: dict[str, DocState] = {}
+
+    def state(self, uri: str) -> DocState:
+        return self._docs.setdefault(uri, DocState())
+
+    def drop(self, uri: str) -> None:
+        self._docs.pop(uri, None)
+
+    def uris(self) -> list[str]:
+        return list(self._docs)
+
+    def kernels(self, uri: str, text: str, version: int | None) -> list[frontend.Kernel]:
+        """The cheap parse of this version (memoized: hover, lenses and hints share one parse)."""
+        st = self.state(uri)
+        if st.parsed_version != version or version is None:
+            st.kernels = frontend.parse(text) if len(text) <= MAX_PARSED_CHARS else []
+            st.parsed_version = version
+        return st.kernels

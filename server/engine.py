@@ -1,0 +1,206 @@
+"""The heavy path, run in a worker thread on open and save: compile, analyse, resolve scenarios, estimate.
+
+Plain logic (no lsprotocol): it returns an ``Analysis`` record for one ``(uri, version)``. Every stage is
+allowed to fail on its own — a file clang rejects still gets its diagnostics, a kernel whose scenario is
+invalid still gets an estimate on the documented defaults, a device with no peaks still gets diagnostics —
+and each failure becomes a message a person can act on instead of an exception in the server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clperf.predictor import frontend
+from clperf.server.settings import Settings
+from clperf.server.views import Problem, Span
+
+from clperf.errors import ClperfError, ScenarioError
+from clperf.records import Device, Estimate, Scenario
+from clperf.scenario import ScenarioSpec, parse_flags, resolve
+
+log = logging.getLogger("clperf.server")
+
+MAX_ANALYZED_CHARS = 1_000_000  # clang on a multi-megabyte file would hold a worker for seconds
+_DOCS = Path(__file__).resolve().parents[1] / "docs" / "rules"
+
+
+@dataclass(frozen=True)
+class KernelResult:
+    name: str
+    report: Any | None  # clperf.predictor.report.KernelReport
+    scenario: Scenario | None
+    scenario_problem: str | None  # why the written scenario could not be used (defaults were)
+    estimate: Estimate | None
+    estimate_problem: str | None  # why there is no estimate
+    loop_shares: Mapping[int, float] = field(default_factory=dict)  # loop line -> share of time, 0..1
+    traffic: Any | None = None  # clperf.predictor.roofline.Traffic: bytes and ops of the whole launch
+
+
+@dataclass(frozen=True)
+class Analysis:
+    uri: str
+    version: int | None
+    source_hash: str
+    device: Device | None
+    problems: tuple[Problem, ...]
+    kernels: Mapping[str, KernelResult]
+    elapsed_ms: float
+
+
+@dataclass(frozen=True)
+class Job:
+    uri: str
+    version: int | None
+    path: str
+    text: str
+    settings: Settings
+    device: Device | None
+    device_problem: str | None = None
+
+
+def source_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def rule_doc_url(rule: str, settings: Settings) -> str | None:
+    """Where the rule's page lives: ``clperf.docsBaseUrl`` + ``<rule>.md``, else the repo's docs/rules."""
+    if settings.docs_base_url:
+        return settings.docs_base_url.rstrip("/") + f"/{rule}.md"
+    page = _DOCS / f"{rule}.md"
+    return page.as_uri() if page.exists() else None
+
+
+def _severity(value: Any, default: str) -> str:
+    text = str(getattr(value, "value", value) or default).lower()
+    return {"info": "information", "note": "information"}.get(text, text) \
+        if text in ("error", "warning", "information", "hint", "info", "note") else default
+
+
+def _span(item: Any) -> Span:
+    line = max(1, int(getattr(item, "line", 1) or 1))
+    col = max(1, int(getattr(item, "column", 1) or 1))
+    end_line = int(getattr(item, "end_line", None) or line)
+    end_col = int(getattr(item, "end_column", None) or col + 1)
+    if (end_line, end_col) < (line, col):
+        end_line, end_col = line, col + 1
+    return Span(line, col, end_line, end_col)
+
+
+def compile_problems(report: Any) -> list[Problem]:
+    out = []
+    for d in getattr(report, "diagnostics", ()):
+        out.append(Problem(_span(d), _severity(getattr(d, "severity", None), "error"),  # type: ignore[arg-type]
+                           str(d.message), code=getattr(d, "code", None) or None,
+                           source=str(getattr(d, "source", "clang"))))
+    return out
+
+
+def finding_problems(report: Any, settings: Settings) -> list[Problem]:
+    out = []
+    for f in getattr(report, "findings", ()):
+        data = {"rule": f.rule, "kernel": f.kernel, **dict(getattr(f, "data", None) or {})}
+        out.append(Problem(_span(f), _severity(getattr(f, "severity", None), "information"),  # type: ignore[arg-type]
+                           str(f.message), code=f.rule, doc_url=rule_doc_url(f.rule, settings), data=data))
+    return out
+
+
+def scenario_for(kernel: frontend.Kernel, params: Sequence[Any],
+                 settings: Settings) -> tuple[Scenario, str | None]:
+    """The kernel's scenario: the settings' default overridden by its directive; defaults if that fails."""
+    base = settings.scenario_spec
+    try:
+        spec = base.merged(parse_flags(kernel.directive)) if kernel.directive else base
+        return resolve(spec, params, kernel.dims_used), None
+    except ScenarioError as e:
+        problem = str(e)
+    try:
+        return resolve(base, params, kernel.dims_used), problem
+    except ScenarioError:
+        return resolve(ScenarioSpec(), params, kernel.dims_used), problem
+
+
+def _estimate(report: Any, scenario: Scenario, job: Job) -> tuple[Estimate | None, Any, str | None]:
+    """The estimate and the roofline's traffic (bytes moved, ops) for the hover's breakdown."""
+    if job.device is None:
+        return None, None, job.device_problem or "no target device"
+    from clperf.predictor.estimate import estimate
+    from clperf.predictor.roofline import traffic
+
+    try:
+        est = estimate(report, scenario, job.device, source=job.text,
+                       build_options=job.settings.build_options)
+        return est, traffic(report, scenario, job.device.type), None
+    except ClperfError as e:
+        return None, None, str(e)
+
+
+def analyze(job: Job) -> Analysis:
+    """Everything the views need for one version of one document."""
+    start = time.perf_counter()
+    if len(job.text) > MAX_ANALYZED_CHARS:
+        msg = (f"clperf does not analyse files over {MAX_ANALYZED_CHARS // 1000} k characters "
+               f"(this one has {len(job.text) // 1000} k)")
+        return Analysis(job.uri, job.version, source_hash(job.text), job.device,
+                        (Problem(Span.at(1, 1, 1), "information", msg, code="file-too-large"),), {}, 0.0)
+    from clperf.predictor.report import analyze_text  # imported here: keeps llvmlite off initialize
+
+    report = analyze_text(job.text, job.path, job.settings.build_options)
+    problems = compile_problems(report) + finding_problems(report, job.settings)
+    parsed = {k.name: k for k in frontend.parse(job.text)}
+    kernels: dict[str, KernelResult] = {}
+    for kr in getattr(report, "kernels", ()):
+        fk = parsed.get(kr.name)
+        if fk is None:
+            continue
+        scenario, scen_problem = scenario_for(fk, kr.params or fk.params, job.settings)
+        if scen_problem:
+            line = fk.directive_line or fk.header_line
+            problems.append(Problem(Span.at(line, 1, 1), "warning",
+                                    f"scenario of {kr.name}: {scen_problem}; estimating with the defaults",
+                                    code="invalid-scenario"))
+        est, traffic, est_problem = _estimate(kr, scenario, job)
+        kernels[kr.name] = KernelResult(kr.name, kr, scenario, scen_problem, est, est_problem,
+                                        loop_shares(kr, fk, scenario, job.device), traffic)
+    elapsed = (time.perf_counter() - start) * 1e3
+    return Analysis(job.uri, job.version, source_hash(job.text), job.device, tuple(problems), kernels,
+                    elapsed)
+
+
+def failed(job: Job, error: BaseException) -> Analysis:
+    """The analysis of a file the pipeline itself choked on: one diagnostic instead of silence."""
+    msg = f"clperf could not analyse this file: {type(error).__name__}: {error}"
+    return Analysis(job.uri, job.version, source_hash(job.text), job.device,
+                    (Problem(Span.at(1, 1, 1), "warning", msg, code="internal-error"),), {}, 0.0)
+
+
+def loop_shares(report: Any, kernel: frontend.Kernel, scenario: Scenario,
+                device: Device | None) -> dict[int, float]:
+    """Share of the kernel's memory traffic issued inside each loop (by the roofline's traffic model).
+
+    The estimate is dominated by traffic for memory-bound kernels, so this is the loop's share of the time
+    there; without per-access counts there is nothing honest to show and the map stays empty.
+    """
+    if device is None or not hasattr(report, "access_counts_for"):
+        return {}
+    try:
+        from clperf.predictor.roofline import bytes_per_execution
+
+        counts = list(report.access_counts_for(dict(scenario.args)))
+    except (ClperfError, ArithmeticError, ValueError, TypeError):
+        return {}
+    per_access = [(a, float(n) * bytes_per_execution(a, scenario.args, device.type)) for a, n in counts
+                  if getattr(a, "address_space", "global") in ("global", "constant")]
+    total = sum(b for _, b in per_access)
+    if total <= 0:
+        return {}
+    shares = {}
+    for loop in kernel.loops:
+        inside = sum(b for a, b in per_access if loop.line <= getattr(a, "line", 0) <= loop.end_line)
+        shares[loop.line] = inside / total
+    return shares

@@ -1,0 +1,111 @@
+"""Hover: the estimate's breakdown on a kernel's name, the access pattern on a memory access.
+
+Every number names where it came from: the model (name and version), the scenario (and which parts of it
+are the documented defaults rather than the user's), the device, and the last real measurement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from clperf.predictor.frontend import Kernel
+from clperf.server import formatting as fmt
+from clperf.server.documents import Measured
+from clperf.server.engine import Analysis, KernelResult
+from clperf.server.hints import access_tooltip
+from clperf.server.views import HoverText, Span
+
+
+def _scenario_rows(result: KernelResult) -> list[tuple[str, str]]:
+    s = result.scenario
+    if s is None:
+        return []
+    rows = [("scenario", f"global {fmt.dims(s.global_size)}, local {fmt.dims(s.local_size)}"),
+            ("arguments", fmt.args(s.args) or "none")]
+    if s.defaulted:
+        rows.append(("defaulted", ", ".join(s.defaulted) + " (add a `// clperf:` directive to set them)"))
+    else:
+        rows.append(("defaulted", "nothing: the scenario is fully written"))
+    if result.scenario_problem:
+        rows.append(("scenario problem", result.scenario_problem))
+    return rows
+
+
+def kernel_markdown(result: KernelResult, device: Any, measured: Measured | None) -> str:
+    est = result.estimate
+    lines = [f"**{result.name}** on {device.name if device else 'no device'}", ""]
+    rows: list[tuple[str, str]] = []
+    if est is None:
+        rows.append(("estimate", f"none: {result.estimate_problem}"))
+    else:
+        lo, hi = est.interval_ms
+        rows += [("time", f"≈ {fmt.ms(est.time_ms)} (likely {fmt.ms(lo)} – {fmt.ms(hi)})"),
+                 ("cycles", fmt.count(est.cycles)),
+                 ("bound", est.bound),
+                 ("bandwidth utilisation", fmt.percent(est.bandwidth_utilization) + " of the device's peak")]
+        if result.traffic is not None:
+            rows += [("bytes moved", f"{fmt.size(result.traffic.dram_bytes)} from DRAM, "
+                                     f"{fmt.size(result.traffic.issued_bytes)} issued"),
+                     ("arithmetic", f"{fmt.count(result.traffic.flops)} flops, "
+                                    f"{fmt.count(result.traffic.int_ops)} integer ops")]
+        calibrated = f", calibrated on {est.calibration_measurements} measurements" if est.calibrated else ""
+        rows.append(("model", f"{est.model_name} {est.model_version}{calibrated}"
+                              + (" (cached)" if est.cached else "")))
+    rows += _scenario_rows(result)
+    rows.append(("last measured", _measured_text(measured)))
+    lines += ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows]
+    return "\n".join(lines)
+
+
+def _measured_text(measured: Measured | None) -> str:
+    if measured is None:
+        return "never in this session (run the Benchmark lens)"
+    m = measured.measurement
+    if m.status != "ok" or m.median_ms is None:
+        return f"{m.status} on {m.device.name}: {m.error or ''}".strip()
+    cv = f", CV {m.cv * 100:.1f}%" if m.cv is not None else ""
+    return f"{fmt.ms(m.median_ms)} median of {m.repetitions} runs on {m.device.name}{cv} ({m.timestamp})"
+
+
+def hover_at(kernels: Sequence[Kernel], analysis: Analysis | None, measured: Mapping[str, Measured],
+             lines: Sequence[str], line: int, column: int) -> HoverText | None:
+    """Hover for 1-based ``line``/``column``: a kernel name, else an analysed access, else nothing."""
+    if analysis is None:
+        return None
+    for k in kernels:
+        span = Span.at(k.line, k.column, len(k.name))
+        result = analysis.kernels.get(k.name)
+        if result is not None and span.contains(line, column):
+            return HoverText(kernel_markdown(result, analysis.device, measured.get(k.name)), span)
+    for k in kernels:
+        result = analysis.kernels.get(k.name)
+        if result is None or result.report is None or not k.header_line <= line <= k.end_line:
+            continue
+        shift = k.line - result.report.line
+        for access in result.report.accesses:
+            if access.line + shift != line or line > len(lines):
+                continue
+            span = access_span(lines[line - 1], line, access.column)
+            if span.contains(line, column):
+                return HoverText(f"**{access.param or 'memory'}**: {access_tooltip(access)}", span)
+    return None
+
+
+def access_span(text: str, line: int, column: int) -> Span:
+    """From the access's column to its closing bracket (or the end of the word)."""
+    start = column - 1
+    depth, i = 0, start
+    while i < len(text):
+        ch = text[i]
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+            if depth <= 0:
+                i += 1
+                break
+        elif depth == 0 and not (ch.isalnum() or ch in "_*"):
+            break
+        i += 1
+    return Span(line, column, line, max(i + 1, column + 1))

@@ -1,0 +1,364 @@
+"""All pygls wiring in one place: the server object, its state, and every LSP handler.
+
+Handlers are thin: find the document, call a feature module's plain logic, convert with ``convert``.
+Each one runs through ``guarded`` so a bug in one feature is logged and answered with an empty result
+instead of killing the server. Nothing here compiles or runs a kernel on the event loop: analyses go to
+the ``Scheduler``'s thread pool, benchmarks to a separate one-thread pool (so a long benchmark never
+delays diagnostics), and only the ``clperf.benchmark`` command ever runs a kernel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+from clperf.server import actions, benchmarking, convert, engine, fixes, hints, hover, lenses
+from clperf.server.documents import Documents
+from clperf.server.guard import guarded
+from clperf.server.scheduler import Scheduler
+from clperf.server.settings import SECTION, Settings, parse_settings
+from clperf.server.targets import Targets
+from clperf.server.views import Action
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from clperf import __version__
+from clperf.errors import ClperfError
+
+log = logging.getLogger("clperf.server")
+
+
+class ClperfServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("clperf", __version__,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.settings = Settings()
+        self.docs = Documents()
+        self.targets = Targets()
+        self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="clperf-analysis")
+        self.bench_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clperf-benchmark")
+        self.scheduler = Scheduler(self.pool, self.snapshot, self.run_job, self.deliver)
+        self.speedups: dict[tuple[str, str, str], str] = {}
+        self.caps: types.ClientCapabilities | None = None
+        self.pending_problems: list[str] = []
+
+    # --- capabilities and settings ------------------------------------------------------------------
+    def supports(self, *path: str) -> bool:
+        node: Any = self.caps
+        for name in path:
+            node = getattr(node, name, None)
+            if node is None:
+                return False
+        return bool(node)
+
+    def apply_settings(self, raw: Any) -> bool:
+        """Take new settings; report unusable options. True when anything changed."""
+        settings, problems = parse_settings(raw)
+        for p in problems:
+            log.warning("settings: %s", p)
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"clperf: {p}"))
+        changed = settings != self.settings
+        self.settings = settings
+        return changed
+
+    async def fetch_settings(self) -> None:
+        if not self.supports("workspace", "configuration"):
+            return
+        try:
+            result = await self.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)]))
+        except Exception:
+            log.warning("the client did not answer workspace/configuration", exc_info=True)
+            return
+        if self.apply_settings(result[0] if result else None):
+            self.reanalyze_all()
+
+    def reanalyze_all(self) -> None:
+        for uri in self.docs.uris():
+            self.scheduler.request(uri)
+
+    # --- background analysis ------------------------------------------------------------------------
+    def snapshot(self, uri: str) -> engine.Job | None:
+        doc = self.workspace.text_documents.get(uri)
+        if doc is None:
+            return None
+        return engine.Job(uri, doc.version, to_fs_path(uri) or "", doc.source, self.settings, None)
+
+    def run_job(self, job: engine.Job) -> engine.Analysis:
+        """In a worker thread: pick the target device (may wait for discovery), then analyse."""
+        try:
+            job = replace(job, device=self.targets.target(job.settings.device))
+        except ClperfError as e:
+            job = replace(job, device_problem=str(e))
+        return engine.analyze(job)
+
+    def deliver(self, analysis: engine.Analysis) -> None:
+        """On the event loop: keep and publish the result unless the document moved on or closed."""
+        doc = self.workspace.text_documents.get(analysis.uri)
+        if doc is None or doc.version != analysis.version:
+            log.debug("dropping the analysis of %s v%s (now %s)", analysis.uri, analysis.version,
+                      doc.version if doc else "closed")
+            return
+        self.docs.state(analysis.uri).analysis = analysis
+        self.publish(analysis.uri, doc.version)
+        self.refresh_views()
+
+    def publish(self, uri: str, version: int | None) -> None:
+        analysis = self.docs.state(uri).analysis
+        problems = analysis.problems if analysis is not None and self.settings.features.diagnostics else ()
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=uri, version=version, diagnostics=convert.diagnostics(problems)))
+
+    def refresh_views(self) -> None:
+        if self.supports("workspace", "code_lens", "refresh_support"):
+            self.workspace_code_lens_refresh(None)
+        if self.supports("workspace", "inlay_hint", "refresh_support"):
+            self.workspace_inlay_hint_refresh(None)
+
+    def document(self, uri: str) -> Any | None:
+        return self.workspace.text_documents.get(uri)
+
+    def kernels(self, doc: Any) -> list[Any]:
+        return self.docs.kernels(doc.uri, doc.source, doc.version)
+
+    # --- code-action speedups (worker thread) --------------------------------------------------------
+    def speedup(self, uri: str, text: str, kernel: str, new_text: str) -> str:
+        key = (engine.source_hash(new_text), kernel, repr(self.settings) + (self.targets.override or ""))
+        if key not in self.speedups:
+            self.speedups[key] = self._speedup(uri, text, kernel, new_text)
+        return self.speedups[key]
+
+    def _speedup(self, uri: str, text: str, kernel: str, new_text: str) -> str:
+        try:
+            job = engine.Job(uri, None, to_fs_path(uri) or "", text, self.settings, None)
+            before = self.run_job(job).kernels.get(kernel)
+            after = self.run_job(replace(job, text=new_text)).kernels.get(kernel)
+        except ClperfError:
+            log.info("no speedup predicted for %s", kernel, exc_info=True)
+            return fixes.speedup_text(None, None)
+        return fixes.speedup_text(before.estimate.time_ms if before and before.estimate else None,
+                                  after.estimate.time_ms if after and after.estimate else None)
+
+
+def build_server() -> ClperfServer:
+    server = ClperfServer()
+    _register_documents(server)
+    _register_views(server)
+    _register_commands(server)
+    return server
+
+
+def _register_documents(server: ClperfServer) -> None:
+    @server.feature(types.INITIALIZE)
+    @guarded("initialize")
+    def initialize(ls: ClperfServer, params: types.InitializeParams) -> None:
+        ls.caps = params.capabilities
+        opts = params.initialization_options
+        if isinstance(opts, dict) and SECTION in opts:
+            opts = opts[SECTION]
+        if opts is not None:
+            settings, ls.pending_problems = parse_settings(opts)
+            ls.settings = settings
+
+    @server.feature(types.INITIALIZED)
+    @guarded("initialized")
+    async def initialized(ls: ClperfServer, params: types.InitializedParams) -> None:
+        ls.targets.start_discovery()
+        for p in ls.pending_problems:
+            ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"clperf: {p}"))
+        await ls.fetch_settings()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    @guarded("didChangeConfiguration")
+    async def changed_configuration(ls: ClperfServer, params: types.DidChangeConfigurationParams) -> None:
+        if ls.supports("workspace", "configuration"):
+            await ls.fetch_settings()
+        elif isinstance(params.settings, dict) and ls.apply_settings(params.settings.get(SECTION)):
+            ls.reanalyze_all()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @guarded("didOpen")
+    def did_open(ls: ClperfServer, params: types.DidOpenTextDocumentParams) -> None:
+        doc = ls.document(params.text_document.uri)
+        if doc is not None:
+            ls.kernels(doc)
+            ls.scheduler.request(doc.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @guarded("didChange")
+    def did_change(ls: ClperfServer, params: types.DidChangeTextDocumentParams) -> None:
+        doc = ls.document(params.text_document.uri)
+        if doc is not None:
+            ls.kernels(doc)  # the cheap parse: lenses and hints follow the text between saves
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    @guarded("didSave")
+    def did_save(ls: ClperfServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.scheduler.request(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @guarded("didClose")
+    def did_close(ls: ClperfServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.scheduler.forget(uri)
+        ls.docs.drop(uri)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+def _register_views(server: ClperfServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    @guarded("codeLens", [])
+    def code_lens(ls: ClperfServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        doc = ls.document(params.text_document.uri)
+        if doc is None or not ls.settings.features.code_lens:
+            return []
+        st = ls.docs.state(doc.uri)
+        return [convert.code_lens(x) for x in lenses.kernel_lenses(doc.uri, ls.kernels(doc), st.analysis,
+                                                                  st.measured)]
+
+    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
+    @guarded("inlayHint", [])
+    def inlay_hint(ls: ClperfServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+        doc = ls.document(params.text_document.uri)
+        if doc is None or not ls.settings.features.inlay_hints:
+            return []
+        first, last = params.range.start.line + 1, params.range.end.line + 1
+        found = hints.kernel_hints(ls.kernels(doc), ls.docs.state(doc.uri).analysis, doc.lines)
+        return [convert.inlay_hint(h) for h in found if first <= h.line <= last]
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @guarded("hover")
+    def on_hover(ls: ClperfServer, params: types.HoverParams) -> types.Hover | None:
+        doc = ls.document(params.text_document.uri)
+        if doc is None or not ls.settings.features.hover:
+            return None
+        st = ls.docs.state(doc.uri)
+        pos = params.position
+        found = hover.hover_at(ls.kernels(doc), st.analysis, st.measured, doc.lines, pos.line + 1,
+                               pos.character + 1)
+        return convert.hover(found) if found is not None else None
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+    @guarded("codeAction", [])
+    async def code_action(ls: ClperfServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        doc = ls.document(params.text_document.uri)
+        if doc is None:
+            return []
+        uri, text, path = doc.uri, doc.source, to_fs_path(doc.uri) or ""
+        problems = [convert.problem(d) for d in params.context.diagnostics]
+        kernels, analysis = ls.kernels(doc), ls.docs.state(uri).analysis
+
+        def build() -> list[Action]:
+            def gain(kernel: str, new_text: str) -> str:
+                return ls.speedup(uri, text, kernel, new_text)
+
+            return (actions.unroll_actions(problems, text, gain)
+                    + actions.local_cache_actions(problems, text, path, gain)
+                    + actions.directive_actions(kernels, analysis, params.range.start.line + 1,
+                                                params.range.end.line + 1))
+
+        found = await asyncio.get_running_loop().run_in_executor(ls.pool, build)
+        return [convert.code_action(a, uri) for a in found]
+
+
+def _register_commands(server: ClperfServer) -> None:
+    @server.command("clperf.selectDevice")
+    @guarded("clperf.selectDevice", {"error": "internal error, see the server log"})
+    async def select_device(ls: ClperfServer, *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        if not args or not isinstance(args[0], str) or not args[0].strip():
+            choices = await loop.run_in_executor(ls.bench_pool, ls.targets.choices)
+            return [c.__dict__ for c in choices]
+        text = args[0].strip()
+        previous, ls.targets.override = ls.targets.override, text
+        try:
+            device = await loop.run_in_executor(ls.bench_pool, ls.targets.target, ls.settings.device)
+        except ClperfError as e:
+            ls.targets.override = previous
+            ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"clperf: {e}"))
+            return {"error": str(e)}
+        ls.reanalyze_all()
+        return {"device": device.name, "platform": device.platform, "source": device.source}
+
+    @server.command("clperf.benchmark")
+    @guarded("clperf.benchmark", {"error": "internal error, see the server log"})
+    async def benchmark(ls: ClperfServer, *args: Any) -> Any:
+        uri, name, line = _benchmark_target(args)
+        doc = ls.document(uri) if uri else None
+        if doc is None:
+            return {"error": "clperf.benchmark needs the URI of an open document"}
+        chosen = benchmarking.pick_kernels(ls.kernels(doc), name, line)
+        if not chosen:
+            return {"error": f"no kernel {'named ' + name if name else 'there'} in {uri}"}
+        return await _run_benchmarks(ls, doc, chosen)
+
+
+def _benchmark_target(args: tuple[Any, ...]) -> tuple[str | None, str | None, int | None]:
+    """Accepts ``{"uri", "kernel"?, "line"?}`` (0-based line, as LSP positions are) or ``uri[, kernel]``."""
+    if not args:
+        return None, None, None
+    first = args[0]
+    if isinstance(first, dict):
+        line = first.get("line")
+        return (first.get("uri") if isinstance(first.get("uri"), str) else None,
+                first.get("kernel") if isinstance(first.get("kernel"), str) else None,
+                line + 1 if isinstance(line, int) else None)
+    name = args[1] if len(args) > 1 and isinstance(args[1], str) else None
+    return (first if isinstance(first, str) else None), name, None
+
+
+async def _run_benchmarks(ls: ClperfServer, doc: Any, chosen: list[Any]) -> Any:
+    loop = asyncio.get_running_loop()
+    cancel = threading.Event()
+    token = f"clperf-benchmark-{uuid.uuid4()}"
+    progress = ls.supports("window", "work_done_progress")
+    if progress:
+        await ls.work_done_progress.create_async(token)
+        ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+            title="clperf benchmark", message=", ".join(k.name for k in chosen), percentage=0,
+            cancellable=True))
+        ls.work_done_progress.tokens[token].add_done_callback(lambda f: cancel.set())
+
+    def report(fraction: float, message: str) -> None:
+        if progress and not cancel.is_set():
+            ls.work_done_progress.report(token, types.WorkDoneProgressReport(
+                message=message, percentage=max(0, min(100, int(fraction * 100)))))
+
+    def work() -> list[benchmarking.Outcome]:
+        target = None
+        try:
+            target = ls.targets.target(ls.settings.device)
+        except ClperfError:
+            pass
+        device = ls.targets.runnable(target)
+        return benchmarking.run(doc.source, to_fs_path(doc.uri) or "", chosen, device, ls.settings,
+                                policy_name=ls.settings.benchmark_policy,
+                                timeout_s=ls.settings.benchmark_timeout_s,
+                                on_progress=lambda f, m: loop.call_soon_threadsafe(report, f, m),
+                                cancel=cancel)
+
+    outcomes: list[benchmarking.Outcome] = []
+    try:
+        outcomes = await loop.run_in_executor(ls.bench_pool, work)
+    except ClperfError as e:
+        ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"clperf: {e}"))
+        return {"error": str(e)}
+    except asyncio.CancelledError:
+        cancel.set()
+        raise
+    finally:
+        if progress:
+            done = "cancelled" if cancel.is_set() else f"{len(outcomes)} kernel(s) measured"
+            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=done))
+    st = ls.docs.state(doc.uri)
+    for o in outcomes:
+        st.measured[o.kernel] = o.measured
+    ls.refresh_views()
+    return [o.to_json() for o in outcomes]
