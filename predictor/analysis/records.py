@@ -1,0 +1,241 @@
+"""What the IR analysis finds in one kernel, as frozen records with their JSON shapes.
+
+Counts are per work-item. A loop whose trip count is a kernel argument (``for (r = 0; r < rows; r++)``)
+keeps the count as a formula, so a scenario's argument values give exact counts later
+(``KernelReport.ops_for``, ``access_counts_for``); without values such a loop counts once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+from clperf.predictor.analysis import poly
+
+from clperf.records import AddressSpace
+
+Pattern = Literal["contiguous", "strided", "indirect", "uniform", "unknown"]
+AccessKind = Literal["load", "store", "atomic"]
+
+
+@dataclass(frozen=True)
+class ParamUse:
+    """A kernel parameter (as ``clperf.records.Param``) and how the kernel uses it."""
+
+    name: str
+    type: str
+    address_space: AddressSpace
+    pointer: bool
+    const: bool
+    read: bool
+    written: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type,
+            "address_space": self.address_space,
+            "pointer": self.pointer,
+            "const": self.const,
+            "read": self.read,
+            "written": self.written,
+        }
+
+
+@dataclass(frozen=True)
+class TripCount:
+    """``max(0, ceil(num / den))`` iterations, ``num`` a polynomial over ``arg:NAME`` symbols."""
+
+    num: poly.FrozenPoly
+    den: int
+
+    def value(self, args: Mapping[str, int | float]) -> int | None:
+        v = poly.evaluate(self.num, {f"arg:{k}": a for k, a in args.items()})
+        return None if v is None else max(0, poly.ceil_div(v, self.den))
+
+    @property
+    def constant(self) -> int | None:
+        c = poly.constant_value(poly.thaw(self.num))
+        return None if c is None else max(0, poly.ceil_div(float(c), self.den))
+
+    @property
+    def expr(self) -> str:
+        text = poly.format_poly(self.num)
+        return text if self.den == 1 else f"ceil(({text}) / {self.den})"
+
+
+@dataclass(frozen=True)
+class LoopInfo:
+    line: int  # the for/while/do keyword
+    column: int
+    depth: int  # 1 for an outermost loop
+    trip_count: int | None  # constant trip count
+    trip_expr: str | None  # symbolic trip count over kernel argument names ("rows", "n - 1")
+    unroll: int | None  # N of `#pragma unroll N` above the loop, 0 for a bare `#pragma unroll`
+    parent: int | None = None  # index of the enclosing loop in KernelReport.loops
+    trip: TripCount | None = field(default=None, compare=False, repr=False)
+    varies: bool = False  # the trip count depends on the work-item or on loaded data
+
+    def trips_for(self, args: Mapping[str, int | float]) -> int | None:
+        if self.trip is None:
+            return None
+        return self.trip.value(args)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "column": self.column,
+            "depth": self.depth,
+            "trip_count": self.trip_count,
+            "trip_expr": self.trip_expr,
+            "unroll": self.unroll,
+            "varies": self.varies,
+        }
+
+
+@dataclass(frozen=True)
+class Access:
+    """One load, store or atomic in the kernel, and how neighbouring work-items' addresses relate."""
+
+    param: str | None  # the kernel parameter the address goes through (or a __local array's name)
+    kind: AccessKind
+    address_space: AddressSpace
+    pattern: Pattern  # along work-item dimension 0
+    stride: int | None  # elements (of this access's size) between neighbours along dim 0; 0 uniform
+    stride_expr: str | None  # symbolic stride ("rows") when it is not a constant
+    line: int
+    column: int
+    in_loop: bool
+    element_size: int  # bytes moved by one execution (a float4 load is 16)
+    dim1_pattern: Pattern | None = None  # along dimension 1, for kernels that use get_*_id(1)
+    dim1_stride: int | None = None
+    dim1_stride_expr: str | None = None
+    loop_line: int | None = None  # innermost enclosing loop
+    loops: tuple[int, ...] = ()  # indices into KernelReport.loops, outermost first
+    offset: poly.FrozenPoly = field(default=(), compare=False, repr=False)  # bytes from the base pointer
+
+    def to_json(self) -> dict[str, Any]:
+        d = {
+            "param": self.param,
+            "kind": self.kind,
+            "address_space": self.address_space,
+            "pattern": self.pattern,
+            "stride": self.stride,
+            "stride_expr": self.stride_expr,
+            "line": self.line,
+            "column": self.column,
+            "in_loop": self.in_loop,
+            "element_size": self.element_size,
+            "loop_line": self.loop_line,
+        }
+        if self.dim1_pattern is not None:
+            d.update(
+                dim1_pattern=self.dim1_pattern,
+                dim1_stride=self.dim1_stride,
+                dim1_stride_expr=self.dim1_stride_expr,
+            )
+        return d
+
+
+@dataclass(frozen=True)
+class Ops:
+    """Static per-work-item counts. Bytes per address space; flops count an FMA as 2."""
+
+    flops: float = 0
+    int_ops: float = 0
+    global_load_bytes: float = 0
+    global_store_bytes: float = 0
+    local_load_bytes: float = 0
+    local_store_bytes: float = 0
+    constant_load_bytes: float = 0
+    atomics: float = 0
+    trip_unknown: bool = False  # some loop's trip count was unknown and counted once
+
+    def scaled(self, k: float) -> Ops:
+        return Ops(
+            **{f.name: getattr(self, f.name) * k for f in fields(self) if f.name != "trip_unknown"},
+            trip_unknown=self.trip_unknown,
+        )
+
+    def __add__(self, other: Ops) -> Ops:
+        return Ops(
+            **{
+                f.name: getattr(self, f.name) + getattr(other, f.name)
+                for f in fields(self)
+                if f.name != "trip_unknown"
+            },
+            trip_unknown=self.trip_unknown or other.trip_unknown,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: _num(getattr(self, f.name)) for f in fields(self)}
+
+
+def _num(v: Any) -> Any:
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    name: str
+    line: int
+    column: int
+    params: tuple[ParamUse, ...]
+    accesses: tuple[Access, ...]
+    loops: tuple[LoopInfo, ...]
+    barriers: int
+    ops: Ops
+    dims: int = 1  # 1 + the highest work-item dimension the kernel asks for
+    analyzed: bool = True  # False when clang could not compile the file: only the parse is known
+    divergent_barriers: tuple[tuple[int, int, int], ...] = ()  # (line, column, line of the condition)
+    staged: tuple[str, ...] = ()  # parameters the kernel already copies into __local memory
+    # (loop indices outermost first, ops executed once per iteration of those loops)
+    op_groups: tuple[tuple[tuple[int, ...], Ops], ...] = field(default=(), repr=False, compare=False)
+
+    def _weight(self, loops: tuple[int, ...], args: Mapping[str, int | float] | None) -> tuple[float, bool]:
+        w, unknown = 1.0, False
+        for i in loops:
+            lp = self.loops[i]
+            n = lp.trips_for(args) if args is not None else lp.trip_count
+            if n is None:
+                unknown = True
+            else:
+                w *= n
+        return w, unknown
+
+    def ops_for(self, args: Mapping[str, int | float]) -> Ops:
+        """Per-work-item counts with loop trip counts evaluated for these argument values.
+
+        A loop whose count cannot be evaluated (it depends on the work-item, on loaded data, or on an
+        argument missing from ``args``) counts once, and ``trip_unknown`` is set.
+        """
+        total = Ops()
+        for loops, ops in self.op_groups:
+            w, unknown = self._weight(loops, args)
+            total = total + ops.scaled(w)
+            if unknown:
+                total = Ops(
+                    **{**{f.name: getattr(total, f.name) for f in fields(total)}, "trip_unknown": True}
+                )
+        return total
+
+    def access_counts_for(self, args: Mapping[str, int | float]) -> list[tuple[Access, float]]:
+        """Each access with how many times one work-item executes it for these argument values."""
+        return [(a, self._weight(a.loops, args)[0]) for a in self.accesses]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "line": self.line,
+            "column": self.column,
+            "dims": self.dims,
+            "analyzed": self.analyzed,
+            "params": [p.to_json() for p in self.params],
+            "accesses": [a.to_json() for a in self.accesses],
+            "loops": [lp.to_json() for lp in self.loops],
+            "barriers": self.barriers,
+            "ops": self.ops.to_json(),
+        }

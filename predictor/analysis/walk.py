@@ -1,0 +1,854 @@
+"""The IR walk over one kernel: values as polynomials, loops and trip counts, accesses, ops, barriers.
+
+Every integer value the kernel computes is turned into a polynomial (``poly``) over work-item ids, kernel
+arguments, loop iteration numbers and opaque values; pointers are ``base:NAME + byte offset``. From an
+access's byte offset, the coefficient of ``gid0``/``lid0`` is the distance between neighbouring work-items'
+addresses. A loop header's induction phi ``i = start, start + step, ...`` becomes ``start + step * it:K``
+with ``it:K`` the iteration number, and the loop's exit compare, solved for ``it:K``, gives the trip count.
+
+Each opaque symbol carries the set of work-item dimensions it varies along (``deps``): a value loaded
+through an address that varies along dimension 0 makes every address built from it *indirect* there, and
+a branch on anything that varies is work-item dependent control flow (what ``barrier-divergence`` needs).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from clperf.predictor.analysis import poly
+from clperf.predictor.analysis.irtext import FunctionText, IRText, TypeLayout, dbg_id, loop_id
+from clperf.predictor.analysis.poly import Poly
+from clperf.predictor.analysis.records import Access, LoopInfo, Ops, Pattern, TripCount
+
+_WORK_ITEM = {
+    "_Z13get_global_idj": "gid",
+    "_Z12get_local_idj": "lid",
+    "_Z12get_group_idj": "grp",
+    "_Z14get_local_sizej": "lsz",
+    "_Z15get_global_sizej": "gsz",
+    "_Z14get_num_groupsj": "ngr",
+    "_Z17get_global_offsetj": "goff",
+    "_Z23get_enqueued_local_sizej": "lsz",
+}
+_BARRIERS = (
+    "_Z7barrierj",
+    "_Z18work_group_barrierj",
+    "_Z18work_group_barrierj12memory_scope",
+    "_Z22sub_group_barrierj",
+)
+_ATOMIC_CALL = re.compile(r"^_Z\d+(atomic|atom)_")
+_SPACES = {0: "private", 1: "global", 2: "constant", 3: "local", 4: "global"}
+_ADDRSPACE = re.compile(r"ptr(?: addrspace\((\d+)\))?")
+_GEP = re.compile(r"getelementptr (?:(?:inbounds|nuw|nusw|inrange\([^)]*\))\s+)*(.*)$")
+_ICMP = re.compile(r"icmp (?:samesign )?(\w+) ")
+_FLOAT_TYPES = ("float", "double", "half", "<")
+_INT_OPS = {
+    "add",
+    "sub",
+    "mul",
+    "udiv",
+    "sdiv",
+    "urem",
+    "srem",
+    "shl",
+    "lshr",
+    "ashr",
+    "and",
+    "or",
+    "xor",
+    "icmp",
+}
+_FLOAT_OPS = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg"}
+_SWAP = {
+    "slt": "sgt",
+    "sgt": "slt",
+    "sle": "sge",
+    "sge": "sle",
+    "ult": "ugt",
+    "ugt": "ult",
+    "ule": "uge",
+    "uge": "ule",
+    "eq": "eq",
+    "ne": "ne",
+}
+_INVERT = {
+    "slt": "sge",
+    "sge": "slt",
+    "sle": "sgt",
+    "sgt": "sle",
+    "ult": "uge",
+    "uge": "ult",
+    "ule": "ugt",
+    "ugt": "ule",
+    "eq": "ne",
+    "ne": "eq",
+}
+_MAX_DEPTH = 300
+
+
+@dataclass
+class _Loop:
+    header: int
+    blocks: set[int]
+    latches: list[int]
+    parent: int | None = None
+    depth: int = 1
+    line: int = 0
+    column: int = 0
+    trip: TripCount | None = None
+    varies: bool = False
+
+
+@dataclass
+class WalkResult:
+    accesses: list[Access]
+    loops: list[LoopInfo]
+    barriers: int
+    op_groups: list[tuple[tuple[int, ...], Ops]]
+    divergent_barriers: list[tuple[int, int, int]]  # (barrier line, column, condition line)
+    staged: set[str]  # parameters whose loaded values are stored to __local memory
+    dims: int
+    read: set[str] = field(default_factory=set)
+    written: set[str] = field(default_factory=set)
+
+
+class KernelWalk:
+    """One pass over one kernel function. Create, call ``run()``, read the WalkResult."""
+
+    def __init__(
+        self, fn: Any, ftext: FunctionText, txt: IRText, layout: TypeLayout, param_elem_sizes: dict[str, int]
+    ):
+        self.fn = fn
+        self.txt = txt
+        self.layout = layout
+        self.param_elem_sizes = param_elem_sizes
+        self.blocks = list(fn.blocks)
+        self.block_index = {b: i for i, b in enumerate(self.blocks)}
+        self.insts: list[list[Any]] = [list(b.instructions) for b in self.blocks]
+        flat = [i for bl in self.insts for i in bl]
+        lines = ftext.lines if len(ftext.lines) == len(flat) else [str(i).strip() for i in flat]
+        self.text: dict[Any, str] = {}
+        self.inst_block: dict[Any, int] = {}
+        self.canon: dict[Any, Any] = {}  # operand ValueRefs have no .opcode: map them to the instruction
+        k = 0
+        for bi, bl in enumerate(self.insts):
+            for inst in bl:
+                self.text[inst] = lines[k]
+                self.inst_block[inst] = bi
+                self.canon[inst] = inst
+                k += 1
+        self.dbg_ok = len(ftext.lines) == len(flat)
+        self.args = {a: a.name for a in fn.arguments}
+        self.arg_pointer = {a.name: str(a.type).startswith("ptr") for a in fn.arguments}
+        self.memo: dict[Any, Poly] = {}
+        self.sym_deps: dict[str, frozenset[int]] = {}
+        self.sym_load: set[str] = set()  # symbols that are loaded values
+        self.sym_block: dict[str, int] = {}
+        self.counter = 0
+        self.depth = 0
+        self.loop_of_header: dict[int, int] = {}
+        self.loops: list[_Loop] = []
+        self.dims_used = 1
+
+    # ---- CFG -----------------------------------------------------------------------------------------
+
+    def _successors(self, bi: int) -> list[int]:
+        term = self.insts[bi][-1] if self.insts[bi] else None
+        if term is None:
+            return []
+        out = []
+        for o in term.operands:
+            j = self.block_index.get(o)
+            if j is not None and j not in out:
+                out.append(j)
+        return out
+
+    def _cfg(self) -> None:
+        n = len(self.blocks)
+        self.succ = [self._successors(i) for i in range(n)]
+        self.pred: list[list[int]] = [[] for _ in range(n)]
+        for i, ss in enumerate(self.succ):
+            for s in ss:
+                self.pred[s].append(i)
+        # reverse postorder from the entry
+        order: list[int] = []
+        seen = [False] * n
+        stack: list[tuple[int, int]] = [(0, 0)]
+        seen[0] = True
+        while stack:
+            b, k = stack.pop()
+            if k < len(self.succ[b]):
+                stack.append((b, k + 1))
+                s = self.succ[b][k]
+                if not seen[s]:
+                    seen[s] = True
+                    stack.append((s, 0))
+            else:
+                order.append(b)
+        self.rpo = order[::-1]
+        self.reachable = seen
+        self.idom = self._dominators(self.rpo, self.pred)
+
+    @staticmethod
+    def _dominators(rpo: list[int], pred: list[list[int]]) -> dict[int, int]:
+        """Cooper-Harvey-Kennedy iterative dominators."""
+        pos = {b: i for i, b in enumerate(rpo)}
+        idom: dict[int, int] = {rpo[0]: rpo[0]}
+
+        def intersect(a: int, b: int) -> int:
+            while a != b:
+                while pos[a] > pos[b]:
+                    a = idom[a]
+                while pos[b] > pos[a]:
+                    b = idom[b]
+            return a
+
+        changed = True
+        while changed:
+            changed = False
+            for b in rpo[1:]:
+                ps = [p for p in pred[b] if p in idom]
+                if not ps:
+                    continue
+                new = ps[0]
+                for p in ps[1:]:
+                    new = intersect(p, new)
+                if idom.get(b) != new:
+                    idom[b] = new
+                    changed = True
+        return idom
+
+    def _dominates(self, a: int, b: int) -> bool:
+        while True:
+            if a == b:
+                return True
+            nb = self.idom.get(b)
+            if nb is None or nb == b:
+                return False
+            b = nb
+
+    def _find_loops(self) -> None:
+        by_header: dict[int, _Loop] = {}
+        for b in self.rpo:
+            for s in self.succ[b]:
+                if self._dominates(s, b):  # back edge b -> s
+                    lp = by_header.setdefault(s, _Loop(s, {s}, []))
+                    lp.latches.append(b)
+                    work = [b]
+                    while work:
+                        x = work.pop()
+                        if x in lp.blocks:
+                            continue
+                        lp.blocks.add(x)
+                        work.extend(p for p in self.pred[x] if self.reachable[p])
+        loops = sorted(by_header.values(), key=lambda lp: -len(lp.blocks))
+        for i, lp in enumerate(loops):
+            for j in range(i - 1, -1, -1):  # smallest enclosing loop comes last among the bigger ones
+                if lp.header in loops[j].blocks:
+                    lp.parent = j
+                    lp.depth = loops[j].depth + 1
+                    break
+        # order by source position later; keep indices stable now
+        self.loops = loops
+        self.loop_of_header = {lp.header: i for i, lp in enumerate(loops)}
+        self.block_loops: list[tuple[int, ...]] = []
+        for b in range(len(self.blocks)):
+            inner = None
+            for i, lp in enumerate(loops):
+                if b in lp.blocks and (inner is None or len(lp.blocks) < len(loops[inner].blocks)):
+                    inner = i
+            chain: list[int] = []
+            while inner is not None:
+                chain.append(inner)
+                inner = loops[inner].parent
+            self.block_loops.append(tuple(reversed(chain)))
+
+    # ---- values as polynomials -----------------------------------------------------------------------
+
+    def _opaque(self, v: Any, deps: frozenset[int], load: bool = False) -> Poly:
+        self.counter += 1
+        name = f"{'ld' if load else 'v'}:{self.counter}"
+        self.sym_deps[name] = deps
+        if load:
+            self.sym_load.add(name)
+        b = self.inst_block.get(v)
+        if b is not None:
+            self.sym_block[name] = b
+        return poly.sym(name)
+
+    def deps(self, p: Poly) -> frozenset[int]:
+        out: set[int] = set()
+        for s in poly.symbols(p):
+            d = self.sym_deps.get(s)
+            if d is None:
+                if s[:3] in ("gid", "lid") and s[3:].isdigit():
+                    out.add(int(s[3:]))
+            else:
+                out |= d
+        return frozenset(out)
+
+    def value(self, v: Any) -> Poly:
+        v = self.canon.get(v, v)
+        hit = self.memo.get(v)
+        if hit is not None:
+            return hit
+        if self.depth > _MAX_DEPTH:
+            return self._opaque(v, frozenset({0, 1, 2}))
+        self.depth += 1
+        try:
+            p = self._value(v)
+        finally:
+            self.depth -= 1
+        self.memo[v] = p
+        return p
+
+    def _const(self, v: Any) -> int | None:
+        try:
+            t = str(v.type)
+            if v.is_constant and t.startswith("i") and t[1:].isdigit():
+                c = v.get_constant_value()
+                if not isinstance(c, int):
+                    return None
+                bits = int(t[1:])  # llvmlite reads whole 64-bit words: sign-extend from the type's width
+                c &= (1 << bits) - 1
+                return c - (1 << bits) if bits > 1 and c >> (bits - 1) else c
+        except Exception:  # noqa: BLE001 - poison/undef/constant expressions: not a plain integer
+            return None
+        return None
+
+    def _value(self, v: Any) -> Poly:
+        if v in self.args:
+            name = self.args[v]
+            return poly.sym(f"base:{name}" if self.arg_pointer.get(name) else f"arg:{name}")
+        c = self._const(v)
+        if c is not None:
+            return poly.const(c)
+        if v not in self.inst_block:
+            if v.name and v.name in self.txt.globals:  # operand refs report is_global False
+                return poly.sym(f"base:@{v.name}")
+            if v.is_constant and str(v.type).startswith("ptr") and "null" in str(v):
+                return {}
+            return self._opaque(v, frozenset())
+        op = v.opcode
+        ops = list(v.operands)
+        text = self.text.get(v, "")
+        if op in ("sext", "zext", "trunc", "freeze", "bitcast", "addrspacecast", "ptrtoint", "inttoptr"):
+            return self.value(ops[0])
+        if op == "add":
+            return poly.add(self.value(ops[0]), self.value(ops[1]))
+        if op == "or" and " disjoint " in text:
+            return poly.add(self.value(ops[0]), self.value(ops[1]))
+        if op == "sub":
+            return poly.sub(self.value(ops[0]), self.value(ops[1]))
+        if op == "mul":
+            return poly.mul(self.value(ops[0]), self.value(ops[1]))
+        if op == "shl":
+            k = self._const(ops[1])
+            if k is not None and 0 <= k < 64:
+                return poly.scale(self.value(ops[0]), 1 << k)
+        if op in ("lshr", "ashr", "udiv", "sdiv"):
+            k = self._const(ops[1])
+            if k is not None and k > 0:
+                div = (1 << k) if op in ("lshr", "ashr") and k < 64 else k
+                return poly.scale(self.value(ops[0]), Fraction(1, div))
+        if op in ("urem", "srem"):
+            # i % w: neighbours still step by 1 within a row; good enough for strides, not for values
+            return self._like(v, self.value(ops[0]), ops)
+        if op == "and":
+            k = self._const(ops[1])
+            if k is not None and k > 0 and (k & (k + 1)) == 0:  # x & (2^n - 1) == x % 2^n
+                return self._like(v, self.value(ops[0]), ops)
+        if op == "getelementptr":
+            return self._gep(v, ops, text)
+        if op == "call":
+            callee = ops[-1].name
+            kind = _WORK_ITEM.get(callee)
+            if kind is not None:
+                d = self._const(ops[0])
+                if d is not None and 0 <= d <= 2:
+                    if kind in ("gid", "lid"):
+                        self.dims_used = max(self.dims_used, d + 1)
+                    return poly.sym(f"{kind}{d}")
+            if callee.startswith(("llvm.smin", "llvm.smax", "llvm.umin", "llvm.umax")):
+                return self._choose(v, ops[0], ops[1])
+            if callee.startswith(("_Z3min", "_Z3max", "_Z5clamp")) and str(v.type).startswith("i"):
+                return self._choose(v, ops[0], ops[1])
+        if op == "select":
+            return self._choose(v, ops[1], ops[2], cond=ops[0])
+        if op == "phi":
+            return self._phi(v, ops)
+        if op == "load":
+            addr = self.value(ops[0])
+            return self._opaque(v, self.deps(addr), load=True)
+        deps: frozenset[int] = frozenset()
+        for o in ops:
+            if o in self.inst_block or o in self.args:
+                deps |= self.deps(self.value(o))
+        return self._opaque(v, deps)
+
+    def _like(self, v: Any, approx: Poly, ops: list[Any]) -> Poly:
+        return approx
+
+    def _choose(self, v: Any, a: Any, b: Any, cond: Any = None) -> Poly:
+        """min/max/select: keep the side that varies when the other is a uniform bound (a clamp)."""
+        pa, pb = self.value(a), self.value(b)
+        if pa == pb:
+            return pa
+        da, db = self.deps(pa), self.deps(pb)
+        if da and not db:
+            return pa
+        if db and not da:
+            return pb
+        extra = self.deps(self.value(cond)) if cond is not None else frozenset()
+        return self._opaque(v, da | db | extra)
+
+    def _gep(self, v: Any, ops: list[Any], text: str) -> Poly:
+        m = _GEP.search(text)
+        base = self.value(ops[0])
+        if not m:
+            return poly.add(base, self._opaque(v, self.deps(base)))
+        try:
+            src_type, _ = self.layout.split_first_type(m.group(1))
+            offset = poly.scale(self.value(ops[1]), self.layout.layout(src_type)[0]) if len(ops) > 1 else {}
+            cur = src_type
+            for idx in ops[2:]:
+                size, field_off, cur = self.layout.index_step(cur, self._const(idx))
+                if size is None:
+                    offset = poly.add(offset, poly.const(field_off))
+                else:
+                    offset = poly.add(offset, poly.scale(self.value(idx), size))
+        except (ValueError, KeyError, IndexError):
+            deps = (
+                frozenset().union(*(self.deps(self.value(o)) for o in ops[1:]))
+                if len(ops) > 1
+                else frozenset()
+            )
+            return poly.add(base, self._opaque(v, deps))
+        return poly.add(base, offset)
+
+    def _phi(self, v: Any, ops: list[Any]) -> Poly:
+        bi = self.inst_block[v]
+        incoming = [self.block_index.get(b) for b in v.incoming_blocks]
+        k = self.loop_of_header.get(bi)
+        if k is not None and len(ops) == 2:
+            lp = self.loops[k]
+            inside = [i for i, b in enumerate(incoming) if b in lp.blocks]
+            if len(inside) == 1:
+                start_op, latch_op = ops[1 - inside[0]], ops[inside[0]]
+                step = self._induction_step(v, latch_op, k)
+                if step is not None:
+                    return poly.add(self.value(start_op), poly.mul(step, poly.sym(f"it:{k}")))
+        polys = [self.value(o) for o in ops]
+        if all(p == polys[0] for p in polys[1:]):
+            return polys[0]
+        deps = frozenset().union(*(self.deps(p) for p in polys))
+        return self._opaque(v, deps)
+
+    def _induction_step(self, phi: Any, latch_op: Any, k: int) -> Poly | None:
+        """``phi_next - phi`` when it is loop-invariant, computed with ``phi`` as a placeholder symbol."""
+        saved = self.memo
+        self.memo = dict(saved)
+        marker = f"~phi:{id(phi)}"
+        self.memo[phi] = poly.sym(marker)
+        try:
+            nxt = self.value(latch_op)
+        finally:
+            self.memo = saved
+        step = poly.sub(nxt, poly.sym(marker))
+        names = poly.symbols(step)
+        if any(s.startswith("~phi:") for s in names):
+            return None
+        blocks = self.loops[k].blocks
+        if any(self.sym_block.get(s) in blocks for s in names):
+            return None
+        if not step:
+            return None
+        return step
+
+    # ---- trip counts ---------------------------------------------------------------------------------
+
+    def _trip(self, k: int) -> tuple[TripCount | None, bool]:
+        lp = self.loops[k]
+        it = f"it:{k}"
+        candidates = [lp.latches[0]] if len(lp.latches) == 1 else []
+        candidates += [lp.header]
+        for eb in candidates:
+            term = self.insts[eb][-1]
+            if term.opcode != "br":
+                continue
+            ops = list(term.operands)
+            if len(ops) != 3:
+                continue
+            cond, false_b, true_b = ops
+            cond = self.canon.get(cond, cond)
+            fb, tb = self.block_index.get(false_b), self.block_index.get(true_b)
+            if (tb in lp.blocks) == (fb in lp.blocks):
+                continue
+            if cond not in self.inst_block or cond.opcode != "icmp":
+                return None, self._varies(cond)
+            m = _ICMP.search(self.text.get(cond, ""))
+            if not m:
+                return None, False
+            pred = m.group(1)
+            if tb not in lp.blocks:
+                pred = _INVERT[pred]
+            cops = list(cond.operands)
+            x, b = self.value(cops[0]), self.value(cops[1])
+            if it not in poly.symbols(x):
+                x, b, pred = b, x, _SWAP[pred]
+            s = poly.coefficient(x, it)
+            s_val = poly.constant_value(s) if s is not None else None
+            if s_val is None or s_val == 0 or it in poly.symbols(b) or s_val.denominator != 1:
+                return None, bool(self.deps(x) or self.deps(b))
+            a = poly.without(x, [it])
+            delta = 1 if eb in lp.latches else 0
+            step = int(s_val)
+            p = pred[1:] if pred[0] in "su" else pred
+            if p == "ne":
+                p = "lt" if step > 0 else "gt"
+            if p in ("le", "ge"):
+                b = poly.add(b, poly.const(1 if p == "le" else -1))
+                p = "lt" if p == "le" else "gt"
+            if p == "gt":
+                a, b, step = poly.scale(a, -1), poly.scale(b, -1), -step
+                p = "lt"
+            if p != "lt" or step <= 0:
+                return None, False
+            num = poly.add(poly.sub(b, a), poly.const(step * delta))
+            if any(not s_.startswith("arg:") for s_ in poly.symbols(num)):
+                return None, bool(self.deps(num) or any(s_ in self.sym_load for s_ in poly.symbols(num)))
+            if any(c.denominator != 1 for c in num.values()):
+                return None, False
+            return TripCount(poly.freeze(num), step), False
+        return None, False
+
+    def _varies(self, v: Any) -> bool:
+        return bool(self.deps(self.value(v)))
+
+    # ---- positions -----------------------------------------------------------------------------------
+
+    def _pos(self, inst: Any) -> tuple[int, int] | None:
+        if not self.dbg_ok:
+            return None
+        return self.txt.location(dbg_id(self.text.get(inst, "")))
+
+    def _block_pos(self, bi: int) -> tuple[int, int] | None:
+        for inst in self.insts[bi]:
+            p = self._pos(inst)
+            if p is not None:
+                return p
+        return None
+
+    # ---- the walk ------------------------------------------------------------------------------------
+
+    def run(self) -> WalkResult:
+        self._cfg()
+        self._find_loops()
+        for k, lp in enumerate(self.loops):
+            pos = None
+            for latch in lp.latches:
+                md = loop_id(self.text.get(self.insts[latch][-1], "")) if self.dbg_ok else None
+                if md is not None:
+                    pos = self.txt.loop_start(md)
+                    if pos:
+                        break
+            pos = pos or self._block_pos(lp.header) or (0, 0)
+            lp.line, lp.column = pos
+            lp.trip, lp.varies = self._trip(k)
+        accesses: list[Access] = []
+        groups: dict[tuple[int, ...], dict[str, float]] = {}
+        barriers = 0
+        barrier_blocks: list[tuple[int, Any]] = []
+        staged: set[str] = set()
+        read: set[str] = set()
+        written: set[str] = set()
+        for bi in self.rpo:
+            chain = self.block_loops[bi]
+            g = groups.setdefault(chain, {})
+            for inst in self.insts[bi]:
+                op = inst.opcode
+                if op in _FLOAT_OPS:
+                    _bump(g, "flops", _lanes(str(inst.type)))
+                elif op in _INT_OPS:
+                    _bump(g, "int_ops", _lanes(str(inst.type)) if op != "icmp" else 1)
+                elif op == "load":
+                    self._access(inst, "load", list(inst.operands)[0], str(inst.type), chain, accesses, g)
+                elif op == "store":
+                    ops = list(inst.operands)
+                    self._access(inst, "store", ops[1], str(ops[0].type), chain, accesses, g)
+                    vo = self.canon.get(ops[0], ops[0])
+                    if _space(str(ops[1].type)) == "local" and vo in self.inst_block and vo.opcode == "load":
+                        base, _ = self._base(self.value(list(vo.operands)[0]))
+                        if base:
+                            staged.add(base)
+                elif op in ("atomicrmw", "cmpxchg"):
+                    ops = list(inst.operands)
+                    self._access(inst, "atomic", ops[0], str(ops[1].type), chain, accesses, g)
+                elif op == "call":
+                    ops = list(inst.operands)
+                    callee = ops[-1].name
+                    if callee in _BARRIERS:
+                        barriers += 1
+                        barrier_blocks.append((bi, inst))
+                    elif _ATOMIC_CALL.match(callee) and ops and str(ops[0].type).startswith("ptr"):
+                        t = str(inst.type)
+                        self._access(
+                            inst, "atomic", ops[0], t if t != "void" else str(ops[1].type), chain, accesses, g
+                        )
+                    elif callee.startswith(("llvm.memcpy", "llvm.memmove")):
+                        n = self._const(ops[2]) or 0
+                        self._access(inst, "load", ops[1], f"[{n} x i8]", chain, accesses, g)
+                        self._access(inst, "store", ops[0], f"[{n} x i8]", chain, accesses, g)
+                    elif callee.startswith("llvm.memset"):
+                        n = self._const(ops[2]) or 0
+                        self._access(inst, "store", ops[0], f"[{n} x i8]", chain, accesses, g)
+                    elif callee.startswith(("llvm.fmuladd", "llvm.fma", "_Z3mad", "_Z3fma")):
+                        _bump(g, "flops", 2 * _lanes(str(inst.type)))
+                    elif str(inst.type).startswith(_FLOAT_TYPES) and callee not in _WORK_ITEM:
+                        _bump(g, "flops", _lanes(str(inst.type)))
+                    elif not callee.startswith("llvm.") and callee not in _WORK_ITEM:
+                        for o in ops[:-1]:  # an opaque call may read and write any buffer it is given
+                            if str(o.type).startswith("ptr"):
+                                base, _ = self._base(self.value(o))
+                                if base:
+                                    read.add(base)
+                                    written.add(base)
+        for a in accesses:
+            if a.param:
+                if a.kind in ("load", "atomic"):
+                    read.add(a.param)
+                if a.kind in ("store", "atomic"):
+                    written.add(a.param)
+        loops = self._loop_infos()
+        order = self._loop_order
+        accesses = [_renumber(a, order, loops) for a in accesses]
+        accesses.sort(key=lambda a: (a.line, a.column))
+        op_groups = [(tuple(order[i] for i in chain), _ops(g)) for chain, g in groups.items() if g]
+        return WalkResult(
+            accesses,
+            loops,
+            barriers,
+            op_groups,
+            self._divergent(barrier_blocks),
+            staged,
+            self.dims_used,
+            read,
+            written,
+        )
+
+    def _loop_infos(self) -> list[LoopInfo]:
+        idx = sorted(range(len(self.loops)), key=lambda i: (self.loops[i].line, self.loops[i].column))
+        self._loop_order = {old: new for new, old in enumerate(idx)}
+        out = []
+        for old in idx:
+            lp = self.loops[old]
+            trip = lp.trip
+            count = trip.constant if trip is not None else None
+            expr = trip.expr if trip is not None and count is None else None
+            out.append(
+                LoopInfo(
+                    lp.line,
+                    lp.column,
+                    lp.depth,
+                    count,
+                    expr,
+                    None,
+                    self._loop_order[lp.parent] if lp.parent is not None else None,
+                    trip,
+                    lp.varies,
+                )
+            )
+        return out
+
+    def _base(self, p: Poly) -> tuple[str | None, Poly]:
+        bases = [m for m in p if len(m) == 1 and m[0].startswith("base:") and p[m] == 1]
+        if len(bases) != 1 or any(s.startswith("base:") for m in p if m != bases[0] for s in m):
+            return None, p
+        name = bases[0][0][5:]
+        off = dict(p)
+        del off[bases[0]]
+        if name.startswith("@"):
+            name = name[1:]
+            fn = self.fn.name
+            if name.startswith(fn + "."):
+                name = name[len(fn) + 1 :]
+        return name, off
+
+    def _access(
+        self,
+        inst: Any,
+        kind: str,
+        ptr: Any,
+        type_text: str,
+        chain: tuple[int, ...],
+        out: list[Access],
+        g: dict[str, float],
+    ) -> None:
+        space = _space(str(ptr.type))
+        size = self.layout.size(type_text) or 0
+        if space == "private":
+            return
+        if kind == "atomic":
+            _bump(g, "atomics", 1)
+        elif space == "global":
+            _bump(g, "global_load_bytes" if kind == "load" else "global_store_bytes", size)
+        elif space == "local":
+            _bump(g, "local_load_bytes" if kind == "load" else "local_store_bytes", size)
+        elif space == "constant" and kind == "load":
+            _bump(g, "constant_load_bytes", size)
+        base, off = self._base(self.value(ptr))
+        unit = max(size, self.param_elem_sizes.get(base or "", 0)) or 1
+        pattern, stride, expr = self.classify(off, 0, unit)
+        d1: tuple[Pattern | None, int | None, str | None] = (None, None, None)
+        if self.dims_used >= 2 or self._mentions_dim(off, 1):
+            d1 = self.classify(off, 1, unit)
+        pos = self._pos(inst) or (0, 0)
+        if kind == "store":  # a store's location is its '='; the subscript it writes reads better
+            pptr = self.canon.get(ptr)
+            ppos = self._pos(pptr) if pptr is not None else None
+            if ppos is not None and ppos[0] == pos[0]:
+                pos = ppos
+        out.append(
+            Access(
+                base,
+                kind,
+                space,
+                pattern,
+                stride,
+                expr,
+                pos[0],
+                pos[1],
+                bool(chain),
+                size,  # type: ignore[arg-type]
+                d1[0],
+                d1[1],
+                d1[2],
+                None,
+                chain,
+                offset=poly.freeze(off),
+            )
+        )
+
+    def _mentions_dim(self, p: Poly, dim: int) -> bool:
+        return dim in self.deps(p)
+
+    def classify(self, off: Poly, dim: int, unit: int) -> tuple[Pattern, int | None, str | None]:
+        """Pattern of a byte offset along work-item dimension ``dim``, stride in ``unit``-byte elements."""
+        ids = (f"gid{dim}", f"lid{dim}")
+        indirect = unknown = False
+        for m in off:
+            for s in m:
+                if s in ids:
+                    continue
+                d = self.sym_deps.get(s)
+                if d is not None and dim in d:
+                    if s in self.sym_load:
+                        indirect = True
+                    else:
+                        unknown = True
+        if indirect:
+            return "indirect", None, None
+        if unknown:
+            return "unknown", None, None
+        coef: Poly = {}
+        for s in ids:
+            c = poly.coefficient(off, s)
+            if c is None:
+                return "unknown", None, None
+            coef = poly.add(coef, c)
+        if self.deps(coef) or any(s.startswith(("it:", "v:", "ld:")) for s in poly.symbols(coef)):
+            return "unknown", None, None
+        stride = poly.scale(coef, Fraction(1, unit))
+        c = poly.constant_value(stride)
+        if c is None:
+            return "strided", None, poly.format_poly(stride)
+        if c == 0:
+            return "uniform", 0, None
+        if c.denominator != 1:
+            return ("contiguous" if abs(c) < 1 else "strided"), None, str(c)
+        n = int(c)
+        return ("contiguous" if abs(n) == 1 else "strided"), n, None
+
+    # ---- barrier divergence --------------------------------------------------------------------------
+
+    def _divergent(self, barriers: list[tuple[int, Any]]) -> list[tuple[int, int, int]]:
+        if not barriers:
+            return []
+        n = len(self.blocks)
+        full = set(range(n))
+        pdom: list[set[int]] = [set(full) for _ in range(n)]
+        exits = [b for b in range(n) if not self.succ[b]]
+        for b in exits:
+            pdom[b] = {b}
+        changed = True
+        while changed:
+            changed = False
+            for b in reversed(self.rpo):
+                if not self.succ[b]:
+                    continue
+                new = set.intersection(*(pdom[s] for s in self.succ[b])) | {b}
+                if new != pdom[b]:
+                    pdom[b] = new
+                    changed = True
+        out = []
+        for bb, inst in barriers:
+            for c in self.rpo:
+                term = self.insts[c][-1]
+                if len(self.succ[c]) < 2 or bb in pdom[c]:
+                    continue
+                if not self._reaches(c, bb):
+                    continue
+                cond = self.canon.get(list(term.operands)[0], list(term.operands)[0])
+                if not self._varies(cond):
+                    continue
+                bpos = self._pos(inst) or (0, 0)
+                cpos = self._pos(term) or self._pos(cond) if cond in self.inst_block else self._pos(term)
+                out.append((bpos[0], bpos[1], (cpos or (0, 0))[0]))
+                break
+        return out
+
+    def _reaches(self, a: int, b: int) -> bool:
+        seen = {a}
+        work = list(self.succ[a])
+        while work:
+            x = work.pop()
+            if x == b:
+                return True
+            if x in seen:
+                continue
+            seen.add(x)
+            work.extend(self.succ[x])
+        return False
+
+
+def _renumber(a: Access, order: dict[int, int], loops: list[LoopInfo]) -> Access:
+    from dataclasses import replace
+
+    chain = tuple(order[i] for i in a.loops)
+
+    def rename(s: str) -> str:
+        return f"it:{order[int(s[3:])]}" if s.startswith("it:") else s
+
+    offset = poly.freeze({tuple(sorted(rename(s) for s in m)): c for m, c in a.offset})
+    return replace(a, loops=chain, loop_line=loops[chain[-1]].line if chain else None, offset=offset)
+
+
+def _space(type_text: str) -> str:
+    m = _ADDRSPACE.search(type_text)
+    return _SPACES.get(int(m.group(1)) if m and m.group(1) else 0, "global")
+
+
+def _lanes(type_text: str) -> int:
+    m = re.match(r"<(\d+) x ", type_text)
+    return int(m.group(1)) if m else 1
+
+
+def _bump(g: dict[str, float], key: str, n: float) -> None:
+    g[key] = g.get(key, 0) + n
+
+
+def _ops(g: dict[str, float]) -> Ops:
+    return Ops(**{k: v for k, v in g.items()})

@@ -1,0 +1,166 @@
+"""One call from OpenCL source to everything static analysis knows: ``analyze_text`` / ``analyze_file``.
+
+This is the boundary the CLI and the language server call, so it never raises on bad input: an empty
+file, undecodable bytes, a huge file, a missing macro or header, a file without kernels, or a kernel clang
+rejects all give a FileReport whose diagnostics say what happened. Time is bounded by the clang timeout and
+a size limit.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clperf.predictor import frontend
+from clperf.predictor.analysis.module import analyze_ir, unanalyzed
+from clperf.predictor.analysis.records import Access, KernelReport, LoopInfo, Ops, ParamUse
+from clperf.predictor.buildopts import BUILD_DIRECTIVE, resolve_build_options
+from clperf.predictor.compile import Diagnostic, compile_source
+from clperf.predictor.findings import Finding, find
+
+from clperf.errors import ClperfError
+
+__all__ = [
+    "Access",
+    "FileReport",
+    "Finding",
+    "KernelReport",
+    "LoopInfo",
+    "Ops",
+    "ParamUse",
+    "analyze_file",
+    "analyze_text",
+    "read_source",
+]
+
+MAX_BYTES = 1_000_000  # clang and the walk stay well under a second below this; kernels files are small
+COMPILE_TIMEOUT_S = 20.0
+_UNROLL_PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+unroll\b.*$", re.M)
+
+
+@dataclass(frozen=True)
+class FileReport:
+    file: str
+    diagnostics: tuple[Diagnostic, ...]
+    kernels: tuple[KernelReport, ...]
+    findings: tuple[Finding, ...]
+    build_options: tuple[str, ...] = ()
+    compiled: bool = False
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def kernel(self, name: str) -> KernelReport | None:
+        return next((k for k in self.kernels if k.name == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "build_options": list(self.build_options),
+            "compiled": self.compiled,
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+            "kernels": [k.to_json() for k in self.kernels],
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+def _diag(line: int, message: str, code: str, severity: str = "error", source: str = "clperf") -> Diagnostic:
+    return Diagnostic(line, 1, line, 1, severity, code, message, source)  # type: ignore[arg-type]
+
+
+def read_source(path: Path) -> tuple[str, list[Diagnostic]]:
+    """A file's text; undecodable bytes are replaced and reported at the first bad line."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8"), []
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        text = data.decode("utf-8", "replace")
+        return text, [
+            _diag(
+                line,
+                f"the file is not valid UTF-8 (byte 0x{data[e.start]:02x} at offset "
+                f"{e.start}); undecodable bytes were replaced with U+FFFD",
+                "encoding",
+                "warning",
+            )
+        ]
+
+
+def analyze_file(path: Path | str, build_options: str = "") -> FileReport:
+    path = Path(path)
+    try:
+        text, diags = read_source(path)
+    except OSError as e:
+        return FileReport(str(path), (_diag(1, f"cannot read {path}: {e.strerror or e}", "io"),), (), ())
+    report = analyze_text(text, path, build_options)
+    if diags:
+        report = FileReport(
+            report.file,
+            (*diags, *report.diagnostics),
+            report.kernels,
+            report.findings,
+            report.build_options,
+            report.compiled,
+        )
+    return report
+
+
+def _for_analysis(text: str) -> str:
+    """The source with ``#pragma unroll`` lines blanked: clang would unroll those loops and the trip
+    counts would be lost. The pragma itself is read by the front end; line numbers do not change."""
+    return _UNROLL_PRAGMA.sub("", text)
+
+
+def analyze_text(text: str, path: Path | None = None, build_options: str = "") -> FileReport:
+    """Compile and analyse ``text`` (the content of ``path``, saved or not). Never raises."""
+    name = str(path) if path is not None else "<text>"
+    diags: list[Diagnostic] = []
+    size = len(text.encode("utf-8", "replace"))
+    if size > MAX_BYTES:
+        diags.append(
+            _diag(
+                1,
+                f"the file is {size / 1e6:.1f} MB; clperf analyses files up to "
+                f"{MAX_BYTES / 1e6:.0f} MB (split it, or put the kernels in their own file)",
+                "too-large",
+            )
+        )
+        return FileReport(name, tuple(diags), (), ())
+    if not text.strip():
+        return FileReport(
+            name, (_diag(1, "the file is empty: no kernels to analyse", "no-kernels", "information"),), (), ()
+        )
+    try:
+        fe_kernels = frontend.parse(text)
+    except Exception as e:  # noqa: BLE001 - the parse is best effort; clang still gets its say
+        diags.append(_diag(1, f"the tolerant parser failed: {type(e).__name__}: {e}", "parse", "warning"))
+        fe_kernels = []
+    try:
+        options = resolve_build_options(path, text, build_options)
+    except ClperfError as e:
+        m = BUILD_DIRECTIVE.search(text)
+        line = text.count("\n", 0, m.start()) + 1 if m else 1
+        diags.append(_diag(line, str(e), "build-options"))
+        return FileReport(name, tuple(diags), tuple(unanalyzed(k) for k in fe_kernels), ())
+    try:
+        result = compile_source(_for_analysis(text), path, options, COMPILE_TIMEOUT_S)
+    except ClperfError as e:
+        diags.append(_diag(1, str(e), "clang"))
+        return FileReport(name, tuple(diags), tuple(unanalyzed(k) for k in fe_kernels), (), tuple(options))
+    diags += result.diagnostics
+    kernels: list[KernelReport] = []
+    if result.ir is not None:
+        try:
+            kernels = analyze_ir(result.ir, fe_kernels)
+        except Exception as e:  # noqa: BLE001 - the boundary: one kernel file must not break the editor
+            diags.append(_diag(1, f"analysis failed: {type(e).__name__}: {e}", "analysis"))
+            kernels = []
+    if not kernels:
+        kernels = [unanalyzed(k) for k in fe_kernels]
+    if not kernels:
+        diags.append(_diag(1, "no __kernel functions in this file", "no-kernels", "information"))
+    findings = find(kernels)
+    return FileReport(
+        name, tuple(diags), tuple(kernels), tuple(findings), tuple(options), result.ir is not None
+    )
