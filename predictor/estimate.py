@@ -142,18 +142,18 @@ def _learned(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: 
     time_ms = float(out["time_ms"])
     q = meta.get("intervals", {}).get(device.name)
     est = Estimate(time_ms, rl.cycles(time_ms, device), _interval(time_ms, q),
-                   _bound(base, time_ms, out), float(out["bandwidth_utilization"]),
+                   _bound(out), float(out["bandwidth_utilization"]),
                    str(meta.get("name", "learned")), version)
     if c is not None:
         c.set(k, est.to_json())
     return est
 
 
-def _bound(base: Estimate, time_ms: float, out: dict[str, Any]) -> Any:
-    floor = profiles_floor = out.get("floor_ms", 0.0)
-    if profiles_floor and time_ms <= 1.5 * floor:
+def _bound(out: dict[str, Any]) -> Any:
+    """Latency-bound when the prediction is near the launch floor, else whichever roofline part dominates."""
+    if out["time_ms"] <= 1.5 * out["floor_ms"]:
         return "latency"
-    return base.bound if base.bound != "latency" else "memory"
+    return "memory" if out["memory_ms"] >= out["compute_ms"] else "compute"
 
 
 def _from_json(d: dict[str, Any], *, cached: bool) -> Estimate:

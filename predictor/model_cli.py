@@ -114,7 +114,7 @@ def load_target(path: Path, kernel_name: str | None, cli_spec: ScenarioSpec, bui
         text = path.read_bytes().decode("utf-8", "replace")
     except OSError as e:
         raise InputError(f"cannot read {path}: {e.strerror or e}") from e
-    report = analyze_text(text, str(path), build_options)
+    report = analyze_text(text, path, build_options)
     names = [k.name for k in report.kernels]
     if not names:
         errors = [d for d in getattr(report, "diagnostics", ()) if d.severity == "error"]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from clperf.errors import ScenarioError
-from clperf.records import Bound, Device, Scenario
+from clperf.records import Bound, Device, Scenario, type_size
 from clperf.scenario import evaluate
 
 MODEL_NAME = "roofline"
@@ -130,28 +130,31 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     flops = _ops_value(ops, "flops") * n
     int_ops = _ops_value(ops, "int_ops") * n
     local = (_ops_value(ops, "local_load_bytes") + _ops_value(ops, "local_store_bytes")) * n
-    ops_global = (_ops_value(ops, "global_load_bytes") + _ops_value(ops, "global_store_bytes")) * n
+    ops_global = (_ops_value(ops, "global_load_bytes") + _ops_value(ops, "global_store_bytes")
+                  + _ops_value(ops, "constant_load_bytes")) * n
 
     counts = list(kernel.access_counts_for(args)) if hasattr(kernel, "access_counts_for") else []
-    issued_by_param: dict[str | None, float] = {}
+    # DRAM traffic is capped per buffer and direction: reading and writing one buffer moves it twice
+    issued_by_param: dict[tuple[str | None, str], float] = {}
     useful = 0.0
     for access, per_item in counts:
         if access.address_space not in ("global", "constant"):
             continue
         execs = float(per_item) * n
-        issued_by_param[access.param] = issued_by_param.get(access.param, 0.0) + \
-            execs * bytes_per_execution(access, args, device_type)
+        k = (access.param, access.kind)
+        moved = execs * bytes_per_execution(access, args, device_type)
+        issued_by_param[k] = issued_by_param.get(k, 0.0) + moved
         useful += execs * float(access.element_size or 4)
     if not counts:  # no per-access counts: fall back to the per-work-item byte totals
-        issued_by_param = {None: ops_global}
+        issued_by_param = {(None, "load"): ops_global}
         useful = ops_global
 
     sizes = {p.name: p for p in getattr(kernel, "params", ())}
     dram = 0.0
-    for param, issued in issued_by_param.items():
+    for (param, _kind), issued in issued_by_param.items():
         p = sizes.get(param) if param is not None else None
         length = args.get(param) if param is not None else None
-        elem = getattr(p, "element_size", None) if p is not None else None
+        elem = type_size(p.type) if p is not None else None
         if p is not None and getattr(p, "pointer", False) and isinstance(length, (int, float)) and elem:
             dram += min(issued, float(length) * float(elem))
         else:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-from clperf.errors import DeviceError
 from clperf.predictor import profiles
 from clperf.predictor import roofline as rl
+
+from clperf.errors import DeviceError
 from clperf.records import Device
 
 GPU = Device("Test GPU", "Test", "gpu", 100, 2000, 49152, 1024, "1", peak_bandwidth_gbs=1000.0,

@@ -1,0 +1,186 @@
+"""Numeric features of (kernel, scenario, device): what the learned model and the baselines read.
+
+Four groups, each a function of things known before running anything:
+
+* **traffic**: the analysis' counts evaluated for the scenario (``roofline.traffic``): bytes issued, bytes
+  reaching DRAM, useful bytes, ``__local`` bytes, flops, integer ops, atomics, barriers;
+* **accesses**: the share of executed bytes by pattern (contiguous, strided, indirect, uniform, unknown),
+  loads vs stores, the largest stride, loops (count, depth, trip counts, unroll pragmas);
+* **launch**: global and local sizes per dimension, work-groups, work-groups per compute unit;
+* **device**: measured peaks, compute units, clock, local memory, type, launch floor;
+* **roofline**: the analytical estimate and its parts (the network predicts a correction to it).
+
+Counts enter as ``log2(1 + x)`` so kernels a million times apart sit on one scale. The names are saved
+with the model; a model refuses features whose names differ from those it was trained on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from clperf.predictor import profiles
+from clperf.predictor import roofline as rl
+
+from clperf.records import Device, Scenario
+
+PATTERNS = ("contiguous", "strided", "indirect", "uniform", "unknown")
+UTIL_BINS = (0.1, 0.3, 0.6)  # bandwidth-utilisation classes: <10%, 10-30%, 30-60%, >=60% of peak
+
+
+def _l(x: float) -> float:
+    return math.log2(1.0 + max(0.0, float(x)))
+
+
+def names() -> list[str]:
+    return list(_vector_template().keys())
+
+
+def _vector_template() -> dict[str, float]:
+    return vector_dict(None, None, None, None, None)
+
+
+def util_class(utilization: float) -> int:
+    """The bandwidth-utilisation class (0..3) of a share of peak bandwidth."""
+    return sum(utilization >= b for b in UTIL_BINS)
+
+
+def vector_dict(kernel: Any, scenario: Scenario | None, device: Device | None,
+                traffic: rl.Traffic | None, roof: rl.Roofline | None) -> dict[str, float]:
+    """Named features; with ``None`` arguments, the names with zeros (the template)."""
+    f: dict[str, float] = {}
+    _traffic_features(f, traffic)
+    _access_features(f, kernel, scenario)
+    _launch_features(f, scenario, device)
+    _device_features(f, device)
+    _roofline_features(f, roof, device)
+    return f
+
+
+def _traffic_features(f: dict[str, float], t: rl.Traffic | None) -> None:
+    n = t.work_items if t else 0
+    f["t_work_items"] = _l(n)
+    f["t_dram_bytes"] = _l(t.dram_bytes) if t else 0.0
+    f["t_issued_bytes"] = _l(t.issued_bytes) if t else 0.0
+    f["t_useful_bytes"] = _l(t.useful_bytes) if t else 0.0
+    f["t_local_bytes"] = _l(t.local_bytes) if t else 0.0
+    f["t_flops"] = _l(t.flops) if t else 0.0
+    f["t_int_ops"] = _l(t.int_ops) if t else 0.0
+    f["t_flops_per_item"] = _l(t.flops / n) if t and n else 0.0
+    f["t_int_per_item"] = _l(t.int_ops / n) if t and n else 0.0
+    f["t_bytes_per_item"] = _l(t.useful_bytes / n) if t and n else 0.0
+    f["t_barriers"] = _l(t.barriers) if t else 0.0
+    f["t_waste"] = math.log2((t.issued_bytes + 1) / (t.useful_bytes + 1)) if t else 0.0
+    f["t_reuse"] = math.log2((t.issued_bytes + 1) / (t.dram_bytes + 1)) if t else 0.0
+    f["t_intensity"] = math.log2((t.flops + 1) / (t.dram_bytes + 1)) if t else 0.0
+
+
+def _access_features(f: dict[str, float], kernel: Any, scenario: Scenario | None) -> None:
+    by_pattern = dict.fromkeys(PATTERNS, 0.0)
+    loads = stores = atomics = local = 0.0
+    max_stride = 0.0
+    n_access = 0
+    counts: list[tuple[Any, float]] = []
+    if kernel is not None and scenario is not None:
+        try:
+            counts = list(kernel.access_counts_for(dict(scenario.args)))
+        except Exception:  # noqa: BLE001 - a kernel the analysis could not count has no access features
+            counts = []
+    for a, per_item in counts:
+        n_access += 1
+        b = float(per_item) * float(a.element_size or 4)
+        if a.address_space == "local":
+            local += b
+            continue
+        by_pattern[a.pattern if a.pattern in by_pattern else "unknown"] += b
+        if a.kind == "store":
+            stores += b
+        elif a.kind == "atomic":
+            atomics += b
+        else:
+            loads += b
+        if a.pattern == "strided":
+            s = rl._stride_elems(a, dict(scenario.args)) if scenario is not None else None
+            max_stride = max(max_stride, s if s is not None else 1024.0)
+    total = sum(by_pattern.values()) or 1.0
+    for p in PATTERNS:
+        f[f"a_share_{p}"] = by_pattern[p] / total
+    f["a_store_share"] = stores / total
+    f["a_atomic_share"] = atomics / total
+    f["a_local_per_global"] = _l(local / total)
+    f["a_max_stride"] = _l(max_stride)
+    f["a_accesses"] = _l(n_access)
+    loops = tuple(getattr(kernel, "loops", ()) or ()) if kernel is not None else ()
+    trips = []
+    unknown = 0
+    for lp in loops:
+        v = lp.trips_for(dict(scenario.args)) if scenario is not None and hasattr(lp, "trips_for") \
+            else lp.trip_count
+        if v is None:
+            unknown += 1
+        else:
+            trips.append(v)
+    f["l_loops"] = float(len(loops))
+    f["l_max_depth"] = float(max((lp.depth for lp in loops), default=0))
+    f["l_max_trip"] = _l(max(trips, default=0))
+    f["l_unknown_trips"] = float(unknown)
+    f["l_unrolled"] = float(sum(1 for lp in loops if lp.unroll is not None))
+    params = tuple(getattr(kernel, "params", ()) or ()) if kernel is not None else ()
+    f["p_double"] = float(any(p.type.startswith("double") for p in params))
+    f["p_vector"] = float(any(p.type[-1:].isdigit() for p in params))
+    f["p_local_args"] = float(sum(1 for p in params if p.pointer and p.address_space == "local"))
+    f["p_buffers"] = float(sum(1 for p in params if p.pointer))
+    f["k_dims"] = float(getattr(kernel, "dims", 1) or 1) if kernel is not None else 0.0
+
+
+def _launch_features(f: dict[str, float], s: Scenario | None, device: Device | None) -> None:
+    g = list(s.global_size) if s else []
+    loc = list(s.local_size) if s and s.local_size else []
+    for i in range(3):
+        f[f"g_global{i}"] = _l(g[i]) if i < len(g) else 0.0
+        f[f"g_local{i}"] = _l(loc[i]) if i < len(loc) else 0.0
+    f["g_dims"] = float(len(g))
+    f["g_local_auto"] = float(bool(s) and s.local_size is None)  # type: ignore[union-attr]
+    items = math.prod(loc) if loc else 0
+    f["g_group_items"] = _l(items)
+    groups = (s.work_items / items) if s and items else 0.0
+    f["g_groups"] = _l(groups)
+    cus = device.compute_units if device else 0
+    f["g_groups_per_cu"] = _l(groups / cus) if cus else 0.0
+    f["g_items_per_cu"] = _l(s.work_items / cus) if s and cus else 0.0
+
+
+def _device_features(f: dict[str, float], d: Device | None) -> None:
+    bw, fl = (profiles.peaks(d)[:2] if d is not None else (0.0, 0.0))
+    f["d_bandwidth"] = _l(bw)
+    f["d_gflops"] = _l(fl)
+    f["d_cus"] = _l(d.compute_units) if d else 0.0
+    f["d_clock"] = _l(d.clock_mhz) if d else 0.0
+    f["d_local_mem"] = _l(d.local_mem_bytes) if d else 0.0
+    f["d_gpu"] = float(d is not None and d.type == "gpu")
+    f["d_cpu"] = float(d is not None and d.type == "cpu")
+    f["d_floor_us"] = _l(profiles.facts(d).launch_overhead_ms * 1e3) if d else 0.0
+
+
+def _roofline_features(f: dict[str, float], r: rl.Roofline | None, d: Device | None) -> None:
+    us = 1e3  # features in log2 microseconds
+    f["r_time"] = math.log2(r.time_ms * us) if r else 0.0
+    f["r_memory"] = _l(r.memory_ms * us) if r else 0.0
+    f["r_compute"] = _l(r.compute_ms * us) if r else 0.0
+    f["r_busy_over_floor"] = math.log2((max(r.memory_ms, r.compute_ms) + 1e-9) / r.floor_ms) if r else 0.0
+    for b in ("memory", "compute", "latency"):
+        f[f"r_bound_{b}"] = float(r is not None and r.bound == b)
+
+
+def compute(kernel: Any, scenario: Scenario,
+            device: Device) -> tuple[dict[str, float], rl.Traffic, rl.Roofline]:
+    """Features plus the traffic and roofline they came from."""
+    bw, fl, measured = profiles.peaks(device)
+    t = rl.traffic(kernel, scenario, device.type)
+    r = rl.roofline(t, device, bw, fl, profiles.facts(device).launch_overhead_ms, peaks_measured=measured)
+    return vector_dict(kernel, scenario, device, t, r), t, r
+
+
+def as_list(f: Mapping[str, float], order: list[str]) -> list[float]:
+    return [float(f.get(k, 0.0)) for k in order]

@@ -1,0 +1,186 @@
+"""The learned predictor: a small transformer over the kernel's code, fused with a network over the numbers.
+
+    tokens ──► embedding + positions ──► transformer encoder ──► token states (B, T, H) ─┐
+                                                                                          │ attention:
+    features (traffic, accesses, launch, device, roofline) ──► MLP ──► f (B, H) ── query ─┘ f asks the code
+                                                                         │                   what matters
+                                                       gate = σ(W[f; ctx]);  h = f + gate · ctx
+                                                                         │
+                                    ┌────────────────────────────────────┴───────────┐
+                        log(measured / roofline) (MSE, 0.7)     bandwidth-utilisation class (CE, 0.3)
+
+The regression head predicts a correction to the roofline, so an untrained network predicts the roofline.
+The encoder is ``torch.nn.TransformerEncoder`` rather than ``transformers.BertModel``: importing
+transformers costs about 3.4 s here, more than the whole 2 s load budget; the architecture is the same
+(post-norm, GELU, learned positions). ``use_code=False`` gives the feature-only baseline.
+
+Weights are saved as safetensors (no pickle) next to ``config.json``; a checkpoint describes itself.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F  # noqa: N812
+
+
+@dataclass
+class NetConfig:
+    vocab_size: int = 2100  # tokenizer vocabulary (BPE + keywords + specials)
+    max_len: int = 256  # tokens per kernel; longer code is cut
+    hidden: int = 128  # width of the code encoder and of the fused representation
+    layers: int = 2  # transformer encoder layers
+    heads: int = 4  # attention heads in the encoder and in the fusion
+    ff: int = 256  # feed-forward width inside the encoder
+    n_features: int = 64  # numeric features (features.names())
+    n_classes: int = 4  # bandwidth-utilisation classes (features.UTIL_BINS + 1)
+    dropout: float = 0.1
+    use_code: bool = True  # False: the feature-only baseline (no encoder)
+    pad_id: int = 0
+
+
+class PerfNet(nn.Module):
+    def __init__(self, cfg: NetConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        h = cfg.hidden
+        self.feat = nn.Sequential(nn.Linear(cfg.n_features, 2 * h), nn.GELU(), nn.Dropout(cfg.dropout),
+                                  nn.Linear(2 * h, h), nn.LayerNorm(h))
+        if cfg.use_code:
+            self.tok = nn.Embedding(cfg.vocab_size, h, padding_idx=cfg.pad_id)
+            self.pos = nn.Embedding(cfg.max_len, h)
+            layer = nn.TransformerEncoderLayer(h, cfg.heads, cfg.ff, cfg.dropout, activation="gelu",
+                                               batch_first=True)
+            self.encoder = nn.TransformerEncoder(layer, cfg.layers, enable_nested_tensor=False)
+            self.fuse = nn.MultiheadAttention(h, cfg.heads, dropout=cfg.dropout, batch_first=True)
+            self.gate = nn.Linear(2 * h, h)
+        self.trunk = nn.Sequential(nn.Linear(h, h), nn.GELU(), nn.Dropout(cfg.dropout))
+        self.reg = nn.Linear(h, 1)
+        self.cls = nn.Linear(h, cfg.n_classes)
+        nn.init.zeros_(self.reg.weight)  # start at the roofline
+        nn.init.zeros_(self.reg.bias)
+
+    def encode(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Token states (K, T, H) and the padding mask (K, T) of K distinct kernels."""
+        pad = tokens == self.cfg.pad_id  # (K, T)
+        pos = torch.arange(tokens.shape[1], device=tokens.device)
+        x = self.tok(tokens) + self.pos(pos)[None]  # (K, T, H)
+        return self.encoder(x, src_key_padding_mask=pad), pad
+
+    def forward(self, x: torch.Tensor, tokens: torch.Tensor | None = None,
+                kernel_index: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``x`` (B, F) features; ``tokens`` (K, T) code of K kernels; ``kernel_index`` (B,) row -> kernel."""
+        f = self.feat(x)  # (B, H)
+        if self.cfg.use_code and tokens is not None and kernel_index is not None:
+            states, pad = self.encode(tokens)  # (K, T, H), (K, T)
+            states, pad = states[kernel_index], pad[kernel_index]  # (B, T, H), (B, T)
+            ctx, _ = self.fuse(f[:, None], states, states, key_padding_mask=pad)  # (B, 1, H)
+            ctx = ctx[:, 0]  # (B, H)
+            g = torch.sigmoid(self.gate(torch.cat([f, ctx], dim=-1)))  # (B, H)
+            f = f + g * ctx
+        h = self.trunk(f)  # (B, H)
+        return self.reg(h)[:, 0], self.cls(h)  # (B,), (B, C)
+
+
+def loss_fn(pred: torch.Tensor, logits: torch.Tensor, y: torch.Tensor, c: torch.Tensor,
+            w_reg: float = 0.7) -> torch.Tensor:
+    return w_reg * F.mse_loss(pred, y) + (1 - w_reg) * F.cross_entropy(logits, c)
+
+
+def pad_tokens(seqs: list[list[int]], max_len: int, pad_id: int = 0) -> torch.Tensor:
+    t = max(1, min(max_len, max((len(s) for s in seqs), default=1)))
+    out = torch.full((len(seqs), t), pad_id, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        s = s[:t]
+        out[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+    return out
+
+
+def save(model: PerfNet, directory: Path, norm: dict[str, Any], meta: dict[str, Any]) -> None:
+    """Weights (safetensors), config, feature normalisation and meta into ``directory``."""
+    from safetensors.torch import save_file
+
+    directory.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    save_file(state, str(directory / "model.safetensors"))
+    (directory / "config.json").write_text(json.dumps(asdict(model.cfg), indent=2))
+    (directory / "normalisation.json").write_text(json.dumps(norm))
+    (directory / "meta.json").write_text(json.dumps(meta, indent=2))
+
+
+class Predictor:
+    """A loaded model with its tokenizer and normalisation, answering one kernel and scenario at a time."""
+
+    def __init__(self, model: PerfNet, tok: Any, norm: dict[str, Any], meta: dict[str, Any]) -> None:
+        self.model = model.eval()
+        self.tok = tok
+        self.names: list[str] = norm["names"]
+        self.mean = np.asarray(norm["mean"], dtype=np.float32)
+        self.std = np.asarray(norm["std"], dtype=np.float32)
+        self.meta = meta
+        self._codes: dict[tuple[str, str], torch.Tensor] = {}  # (source hash, kernel) -> (1, T) tokens
+
+    @classmethod
+    def load(cls, directory: Path) -> Predictor:
+        from clperf.predictor import tokenizer
+        from safetensors.torch import load_file
+
+        cfg = NetConfig(**json.loads((directory / "config.json").read_text()))
+        model = PerfNet(cfg)
+        model.load_state_dict(load_file(str(directory / "model.safetensors")))
+        torch.set_num_threads(max(1, min(torch.get_num_threads(), 4)))
+        tok = tokenizer.load(directory / "tokenizer.json") if cfg.use_code else None
+        norm = json.loads((directory / "normalisation.json").read_text())
+        meta = json.loads((directory / "meta.json").read_text())
+        return cls(model, tok, norm, meta)
+
+    def tokens_for(self, source: str, kernel: str) -> torch.Tensor | None:
+        if not self.model.cfg.use_code:
+            return None
+        from clperf.predictor import cache, tokenizer
+
+        k = (cache.source_hash(source), kernel)
+        if k not in self._codes:
+            ids = tokenizer.encode(self.tok, tokenizer.kernel_text(source, kernel), self.model.cfg.max_len)
+            if len(self._codes) > 256:
+                self._codes.clear()
+            self._codes[k] = pad_tokens([ids], self.model.cfg.max_len)
+        return self._codes[k]
+
+    def normalise(self, rows: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(((rows - self.mean) / self.std).astype(np.float32))
+
+    @torch.no_grad()
+    def predict_rows(self, rows: np.ndarray, tokens: torch.Tensor | None,
+                     kernel_index: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Log-ratio corrections (B,) and class probabilities (B, C) for raw feature rows."""
+        ki = torch.from_numpy(kernel_index).long() if kernel_index is not None else None
+        pred, logits = self.model(self.normalise(rows), tokens, ki)
+        return pred.numpy(), torch.softmax(logits, -1).numpy()
+
+    def predict_one(self, kernel: Any, scenario: Any, device: Any, source: str, base: Any,
+                    traffic: Any) -> dict[str, Any]:
+        """Time and bandwidth utilisation for one kernel and scenario (``base`` is the roofline estimate)."""
+        from clperf.predictor import features, profiles
+
+        from clperf.records import Device
+
+        trained = self.meta.get("devices", {}).get(device.name)
+        dev = Device.from_json(trained) if trained else device  # the peaks the model was trained with
+        f, t, r = features.compute(kernel, scenario, dev)
+        row = np.asarray([features.as_list(f, self.names)], dtype=np.float32)
+        tokens = self.tokens_for(source, kernel.name)
+        index = np.zeros(1, dtype=np.int64) if tokens is not None else None
+        pred, probs = self.predict_rows(row, tokens, index)
+        time_ms = r.time_ms * math.exp(float(pred[0]))
+        bw = profiles.peaks(dev)[0] * 1e6  # bytes per ms
+        return {"time_ms": time_ms, "bandwidth_utilization": min(1.0, t.dram_bytes / time_ms / bw),
+                "util_class": int(np.argmax(probs[0])), "floor_ms": r.floor_ms,
+                "roofline_ms": r.time_ms, "memory_ms": r.memory_ms, "compute_ms": r.compute_ms}

@@ -1,0 +1,539 @@
+"""``clperf train``: measured datasets -> the shipped model (weights, config, tokenizer, normalisation, meta).
+
+Steps:
+
+1. **Examples** (``build``): every ``ok`` record of the datasets, with its kernel's source found by hash
+   (the record's file, the corpus families, the generator, ``--sources`` folders), compiled and analysed
+   once per source; features evaluated for the record's scenario and device; the target is
+   ``log(measured / roofline)``. Examples are cached under ``state_dir()/features`` (numpy, no pickle).
+2. **Split** (``split``): whole kernel families are held out for testing (no family on both sides), and a
+   share of the generated kernels; a validation split (for the best checkpoint and the intervals) is cut
+   from the training families the same way. ``clperf evaluate`` uses the same split, stored in the meta.
+3. **Fit** (``fit``): AdamW (weight decay 0.01), cosine annealing over a step count set by the time budget,
+   batches of 32 kernels x 8 launches each, so the code encoder runs once per kernel in a batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import random
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from clperf.predictor import features
+
+from clperf import paths
+from clperf.errors import InputError
+from clperf.records import Device, Scenario
+
+log = logging.getLogger(__name__)
+
+FEATURES_VERSION = "2"
+MODEL_NAME = "clperf-perfnet"
+
+
+# --- examples ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Examples:
+    """One row per measurement; kernels (code) listed once and referenced by index."""
+
+    X: np.ndarray  # (N, F) raw features
+    y: np.ndarray  # (N,) log(measured / roofline)
+    cls: np.ndarray  # (N,) measured bandwidth-utilisation class
+    roof_ms: np.ndarray  # (N,) roofline estimate
+    meas_ms: np.ndarray  # (N,) measured median
+    dram_bytes: np.ndarray  # (N,) for utilisation of any predicted time
+    peak_bw: np.ndarray  # (N,) GB/s the features used
+    kernel: np.ndarray  # (N,) index into kernel_keys
+    device: list[str]  # (N,) device name
+    kernel_keys: list[str]  # "source_hash|build_options|kernel"
+    kernel_names: list[str]
+    kernel_family: list[str]
+    kernel_generated: list[bool]
+    kernel_text: list[str]  # tokenizer input (kernel_text)
+    names: list[str]  # feature names
+    devices: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> Device JSON (peaks used)
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+
+def read_records(data: Sequence[Path]) -> list[dict[str, Any]]:
+    from clperf.benchmark import dataset
+
+    out = []
+    for p in data:
+        for rec in dataset.read(p):
+            if rec.get("status") == "ok" and (rec.get("median_ms") or 0) > 0 and not dataset.validate(rec):
+                out.append(rec)
+    return out
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
+
+
+class Sources:
+    """Finds a record's kernel source by its hash: the record's file, corpus families, generator, folders."""
+
+    def __init__(self, extra_dirs: Sequence[Path] = (), datasets: Sequence[Path] = ()) -> None:
+        self.by_hash: dict[str, str] = {}
+        self._dirs = list(extra_dirs)
+        self._generated_done = False
+        from clperf.benchmark import corpus, dataset
+        from clperf.benchmark.sweep import sources_path
+
+        for data in datasets:  # the sweep's side file holds every swept source once
+            for rec in dataset.read(sources_path(Path(data))):
+                if isinstance(rec.get("source"), str):
+                    self.add(rec["source"])
+        for path in corpus.families():
+            self.add(path.read_text())
+        for d in self._dirs:
+            for path in sorted(Path(d).rglob("*.cl")):
+                self.add(path.read_text(errors="replace"))
+
+    def add(self, text: str) -> None:
+        self.by_hash[_sha(text)[:16]] = text
+
+    def find(self, rec: dict[str, Any]) -> str | None:
+        h = str(rec.get("source_hash", ""))[:16]
+        if h in self.by_hash:
+            return self.by_hash[h]
+        if isinstance(rec.get("source"), str):
+            self.add(rec["source"])
+        else:
+            f = Path(str(rec.get("file", "")))
+            if f.is_file():
+                self.add(f.read_text(errors="replace"))
+        gen = str(rec.get("kernel", "")).startswith("gen_")
+        if h not in self.by_hash and not self._generated_done and gen:
+            self._generated_done = True
+            from clperf.benchmark import corpus
+
+            for count in (2000, 4000):
+                for _, text in corpus.generated(count, 0):
+                    self.add(text)
+                if h in self.by_hash:
+                    break
+        return self.by_hash.get(h)
+
+
+def _cache_path(data: Sequence[Path]) -> Path:
+    sig = [FEATURES_VERSION] + [f"{p.resolve()}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in data]
+    digest = hashlib.sha256(json.dumps(sig).encode()).hexdigest()[:16]
+    return paths.state_dir() / "features" / f"examples-{digest}"
+
+
+def build(data: Sequence[Path], *, sources: Sequence[Path] = (), progress: bool = False,
+          use_cache: bool = True) -> Examples:
+    """Examples from datasets (cached on disk per dataset contents)."""
+    cache = _cache_path(data)
+    if use_cache and (cache / "arrays.npz").exists():
+        try:
+            return _load_examples(cache)
+        except (OSError, ValueError, KeyError) as e:
+            log.warning("rebuilding the example cache %s: %s", cache, e)
+    ex = _build(read_records(data), Sources(sources, data), progress)
+    if use_cache:
+        try:
+            _save_examples(ex, cache)
+        except OSError as e:
+            log.warning("cannot cache examples in %s: %s", cache, e)
+    return ex
+
+
+def _build(records: list[dict[str, Any]], sources: Sources, progress: bool) -> Examples:
+    from clperf.benchmark.corpus import family_of
+    from clperf.predictor import roofline as rl
+    from clperf.predictor import tokenizer
+    from clperf.predictor.report import analyze_text
+
+    names = features.names()
+    rows: list[list[float]] = []
+    ys, cls, roof, meas, dram, bws, kidx, devs = [], [], [], [], [], [], [], []
+    keys: dict[str, int] = {}
+    k_names, k_fam, k_gen, k_text = [], [], [], []
+    reports: dict[tuple[str, str], Any] = {}
+    devices: dict[str, dict[str, Any]] = {}
+    skipped: dict[str, int] = defaultdict(int)
+    t0 = time.monotonic()
+    for i, rec in enumerate(records):
+        if progress and i % 2000 == 0:
+            print(f"\rexamples {i}/{len(records)} ({time.monotonic() - t0:.0f} s)", end="", file=sys.stderr)
+        text = sources.find(rec)
+        if text is None:
+            skipped["source not found"] += 1
+            continue
+        opts = str(rec.get("build_options", ""))
+        rk = (_sha(text), opts)
+        if rk not in reports:
+            try:
+                where = Path(str(rec.get("file") or "kernel.cl"))
+                reports[rk] = {k.name: k for k in analyze_text(text, where, opts).kernels}
+            except Exception as e:  # noqa: BLE001 - one kernel that fails analysis is skipped, counted
+                log.debug("analysis failed for %s: %s", rec.get("kernel"), e)
+                reports[rk] = {}
+        kernel = reports[rk].get(rec["kernel"])
+        if kernel is None or not getattr(kernel, "analyzed", True):
+            skipped["kernel not analysed"] += 1
+            continue
+        try:
+            scenario = Scenario.from_json(rec["scenario"])
+            device = Device.from_json(rec["device"])
+            f, t, r = features.compute(kernel, scenario, device)
+        except Exception as e:  # noqa: BLE001
+            skipped[f"features failed: {type(e).__name__}"] += 1
+            continue
+        key = f"{rk[0][:16]}|{opts}|{rec['kernel']}"
+        if key not in keys:
+            keys[key] = len(keys)
+            k_names.append(rec["kernel"])
+            fam = family_of(rec["kernel"])
+            if fam == "unknown" and rec.get("file"):
+                fam = family_of(str(rec["file"]))
+            k_fam.append(fam)
+            k_gen.append(fam.startswith("gen-"))
+            k_text.append(tokenizer.kernel_text(text, rec["kernel"]))
+        from clperf.predictor import profiles
+
+        bw = profiles.peaks(device)[0]
+        m = float(rec["median_ms"])
+        rows.append(features.as_list(f, names))
+        ys.append(rl.log_ratio(m, r.time_ms))
+        cls.append(features.util_class(t.dram_bytes / (m * 1e-3) / (bw * 1e9)))
+        roof.append(r.time_ms)
+        meas.append(m)
+        dram.append(t.dram_bytes)
+        bws.append(bw)
+        kidx.append(keys[key])
+        devs.append(device.name)
+        devices[device.name] = device.to_json()
+    if progress:
+        print(f"\rexamples {len(rows)} from {len(records)} records, {len(keys)} kernels "
+              f"({time.monotonic() - t0:.0f} s); skipped: {dict(skipped) or 'none'}", file=sys.stderr)
+    return Examples(np.asarray(rows, dtype=np.float32).reshape(len(rows), len(names)),
+                    np.asarray(ys, dtype=np.float32), np.asarray(cls, dtype=np.int64),
+                    np.asarray(roof), np.asarray(meas), np.asarray(dram), np.asarray(bws),
+                    np.asarray(kidx, dtype=np.int64), devs, list(keys), k_names, k_fam, k_gen, k_text, names,
+                    devices, dict(skipped))
+
+
+_ARRAYS = ("X", "y", "cls", "roof_ms", "meas_ms", "dram_bytes", "peak_bw", "kernel")
+_LISTS = ("device", "kernel_keys", "kernel_names", "kernel_family", "kernel_generated", "kernel_text",
+          "names", "devices", "skipped")
+
+
+def _save_examples(ex: Examples, d: Path) -> None:
+    d.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(d / "arrays.npz", **{k: getattr(ex, k) for k in _ARRAYS})
+    (d / "lists.json").write_text(json.dumps({k: getattr(ex, k) for k in _LISTS}))
+
+
+def _load_examples(d: Path) -> Examples:
+    with np.load(d / "arrays.npz", allow_pickle=False) as z:
+        arrays = {k: z[k] for k in _ARRAYS}
+    lists = json.loads((d / "lists.json").read_text())
+    if lists["names"] != features.names():
+        raise ValueError("feature names changed")
+    return Examples(**arrays, **lists)
+
+
+# --- split ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Split:
+    test_families: tuple[str, ...]
+    test_kernels: tuple[str, ...]  # generated kernels held out (by kernel key)
+    val_families: tuple[str, ...]
+    val_kernels: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: list(v) for k, v in self.__dict__.items()}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Split:
+        return cls(*(tuple(d[k]) for k in ("test_families", "test_kernels", "val_families", "val_kernels")))
+
+    def assign(self, ex: Examples) -> np.ndarray:
+        """Per row: 0 train, 1 validation, 2 test."""
+        part = np.zeros(len(ex.kernel_keys), dtype=np.int64)
+        tf, tk, vf, vk = (set(x) for x in (self.test_families, self.test_kernels, self.val_families,
+                                            self.val_kernels))
+        for i, (key, fam) in enumerate(zip(ex.kernel_keys, ex.kernel_family, strict=False)):
+            if fam in tf or key in tk:
+                part[i] = 2
+            elif fam in vf or key in vk:
+                part[i] = 1
+        return part[ex.kernel]
+
+
+def make_split(ex: Examples, test_share: float, seed: int, val_share: float = 0.1) -> Split:
+    """Hold out whole hand-written families and single generated kernels, seeded."""
+    rng = random.Random(seed)
+    fams = sorted({f for f, g in zip(ex.kernel_family, ex.kernel_generated, strict=False) if not g})
+    gens = sorted(k for k, g in zip(ex.kernel_keys, ex.kernel_generated, strict=False) if g)
+    rng.shuffle(fams)
+    rng.shuffle(gens)
+    nt_f = round(len(fams) * test_share)
+    nt_g = round(len(gens) * test_share)
+    test_f, rest_f = fams[:nt_f], fams[nt_f:]
+    test_g, rest_g = gens[:nt_g], gens[nt_g:]
+    nv_f = max(1, round(len(rest_f) * val_share)) if len(rest_f) > 2 else 0
+    nv_g = round(len(rest_g) * val_share)
+    return Split(tuple(sorted(test_f)), tuple(sorted(test_g)), tuple(sorted(rest_f[:nv_f])),
+                 tuple(sorted(rest_g[:nv_g])))
+
+
+# --- fitting ----------------------------------------------------------------------------------------------
+
+def torch_device(kind: str = "auto") -> Any:
+    import torch
+
+    if kind == "cuda" or (kind == "auto" and torch.cuda.is_available()):
+        return torch.device("cuda")
+    return torch.device("cpu")
+
+
+@dataclass
+class FitResult:
+    model: Any
+    norm: dict[str, Any]
+    steps: int
+    best_val: float
+    history: list[dict[str, float]]
+
+
+def normalisation(X: np.ndarray, names: list[str]) -> dict[str, Any]:
+    mean = X.mean(axis=0)
+    std = X.std(axis=0)
+    std[std < 1e-6] = 1.0
+    return {"names": names, "mean": mean.tolist(), "std": std.tolist()}
+
+
+def encode_kernels(ex: Examples, tok: Any, max_len: int) -> list[list[int]]:
+    from clperf.predictor import tokenizer
+
+    return [tokenizer.encode(tok, t, max_len) for t in ex.kernel_text]
+
+
+def fit(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[int]] | None, minutes: float,
+        epochs: int | None = None, seed: int = 0, device_type: str = "auto", progress: bool = False,
+        lr: float = 1e-3, kernels_per_batch: int = 32, rows_per_kernel: int = 8) -> FitResult:
+    """Train ``PerfNet(cfg)`` on rows with ``part == 0``; keep the best by validation loss (``part == 1``)."""
+    import torch
+    from clperf.predictor import network
+
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    dev = torch_device(device_type)
+    train_rows = np.flatnonzero(part == 0)
+    val_rows = np.flatnonzero(part == 1)
+    if len(train_rows) == 0:
+        raise InputError("no training examples (all held out or no usable records)")
+    norm = normalisation(ex.X[train_rows], ex.names)
+    mean = np.asarray(norm["mean"], dtype=np.float32)
+    std = np.asarray(norm["std"], dtype=np.float32)
+    Xn = torch.from_numpy((ex.X - mean) / std).float()
+    y = torch.from_numpy(ex.y).float()
+    c = torch.from_numpy(ex.cls).long()
+    tok_all = network.pad_tokens(tokens, cfg.max_len) if tokens is not None else None
+    by_kernel: dict[int, np.ndarray] = {}
+    for k in np.unique(ex.kernel[train_rows]):
+        by_kernel[int(k)] = train_rows[ex.kernel[train_rows] == k]
+    train_kernels = np.asarray(sorted(by_kernel))
+
+    model = network.PerfNet(cfg).to(dev)
+    enc_params = [p for n, p in model.named_parameters() if n.split(".")[0] in ("tok", "pos", "encoder")]
+    other = [p for n, p in model.named_parameters() if n.split(".")[0] not in ("tok", "pos", "encoder")]
+    opt = torch.optim.AdamW([{"params": other, "lr": lr}, {"params": enc_params, "lr": lr * 0.5}],
+                            weight_decay=0.01)
+
+    def batch() -> tuple[torch.Tensor, ...]:
+        if cfg.use_code:
+            ks = rng.choice(train_kernels, size=min(kernels_per_batch, len(train_kernels)), replace=False)
+            rows, kidx = [], []
+            for j, k in enumerate(ks):
+                r = by_kernel[int(k)]
+                pick = rng.choice(r, size=min(rows_per_kernel, len(r)), replace=False)
+                rows.append(pick)
+                kidx.append(np.full(len(pick), j))
+            rr = np.concatenate(rows)
+            toks = tok_all[torch.from_numpy(ks)]  # type: ignore[index]
+            toks = toks[:, : int((toks != cfg.pad_id).sum(1).max())]
+            return Xn[rr], y[rr], c[rr], toks, torch.from_numpy(np.concatenate(kidx))
+        rr = rng.choice(train_rows, size=min(len(train_rows), kernels_per_batch * rows_per_kernel),
+                        replace=False)
+        return Xn[rr], y[rr], c[rr], None, None  # type: ignore[return-value]
+
+    def val_loss() -> float:
+        if len(val_rows) == 0:
+            return float("nan")
+        model.eval()
+        with torch.no_grad():
+            pred = predict(model, Xn, ex.kernel, val_rows, tok_all, dev)
+        model.train()
+        return float(np.mean((pred - ex.y[val_rows]) ** 2))
+
+    def step(sched: Any | None) -> float:
+        xb, yb, cb, tb, kb = batch()
+        xb, yb, cb = xb.to(dev), yb.to(dev), cb.to(dev)
+        tb = tb.to(dev) if tb is not None else None
+        kb = kb.to(dev) if kb is not None else None
+        pred, logits = model(xb, tb, kb)
+        loss = network.loss_fn(pred, logits, yb, cb)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        if sched is not None:
+            sched.step()
+        return float(loss)
+
+    model.train()
+    steps_per_epoch = max(1, math.ceil(len(train_rows) / (kernels_per_batch * rows_per_kernel)))
+    t0 = time.monotonic()
+    probe = 10
+    for _ in range(probe):
+        step(None)
+    per_step = (time.monotonic() - t0) / probe
+    budget = minutes * 60 - (time.monotonic() - t0)
+    total = max(probe, int(budget / max(per_step * 1.15, 1e-4)))  # 15% for validation passes
+    if epochs is not None:
+        total = min(total, epochs * steps_per_epoch)
+    warm = max(1, total // 30)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, [lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / total)))] * 2)
+    best = (float("inf"), None)
+    history: list[dict[str, float]] = []
+    every = max(20, total // 40)
+    running = 0.0
+    for s in range(total):
+        running += step(sched)
+        if (s + 1) % every == 0 or s + 1 == total:
+            v = val_loss()
+            history.append({"step": s + 1, "train_loss": running / every, "val_mse": v,
+                            "seconds": time.monotonic() - t0})
+            running = 0.0
+            if not math.isnan(v) and v < best[0]:
+                best = (v, {k: t.detach().clone() for k, t in model.state_dict().items()})
+            if progress:
+                print(f"\rstep {s + 1}/{total} train {history[-1]['train_loss']:.3f} val mse {v:.3f} "
+                      f"({time.monotonic() - t0:.0f} s)", end="", file=sys.stderr)
+    if progress:
+        print(file=sys.stderr)
+    if best[1] is not None:
+        model.load_state_dict(best[1])
+    model.eval()
+    return FitResult(model.cpu(), norm, total, best[0], history)
+
+
+def predict(model: Any, Xn: Any, kernel: np.ndarray, rows: np.ndarray, tok_all: Any, dev: Any,
+            chunk: int = 1024) -> np.ndarray:
+    """Predicted log-ratios for ``rows`` (normalised features ``Xn``), kernels encoded once per chunk."""
+    import torch
+
+    out = np.empty(len(rows), dtype=np.float32)
+    model.eval()
+    with torch.no_grad():
+        for a in range(0, len(rows), chunk):
+            rr = rows[a:a + chunk]
+            xb = Xn[rr].to(dev)
+            if model.cfg.use_code and tok_all is not None:
+                ks, inv = np.unique(kernel[rr], return_inverse=True)
+                toks = tok_all[torch.from_numpy(ks)]
+                toks = toks[:, : int((toks != model.cfg.pad_id).sum(1).max())]
+                pred, _ = model(xb, toks.to(dev), torch.from_numpy(inv).to(dev))
+            else:
+                pred, _ = model(xb)
+            out[a:a + len(rr)] = pred.float().cpu().numpy()
+    return out
+
+
+def predict_examples(model: Any, norm: dict[str, Any], ex: Examples, rows: np.ndarray,
+                     tokens: list[list[int]] | None) -> np.ndarray:
+    import torch
+    from clperf.predictor import network
+
+    mean = np.asarray(norm["mean"], dtype=np.float32)
+    std = np.asarray(norm["std"], dtype=np.float32)
+    Xn = torch.from_numpy((ex.X - mean) / std).float()
+    tok_all = network.pad_tokens(tokens, model.cfg.max_len) if tokens is not None else None
+    return predict(model.cpu(), Xn, ex.kernel, rows, tok_all, torch.device("cpu"))
+
+
+def residual_quantiles(ex: Examples, rows: np.ndarray, pred_log: np.ndarray) -> dict[str, list[float]]:
+    """Per device, the 10% and 90% quantiles of ``log(measured / predicted)``: the interval."""
+    out: dict[str, list[float]] = {}
+    dev = np.asarray(ex.device)[rows]
+    res = ex.y[rows] - pred_log
+    for d in sorted(set(dev)):
+        r = res[dev == d]
+        if len(r) >= 10:
+            out[d] = [float(np.quantile(r, 0.1)), float(np.quantile(r, 0.9))]
+    return out
+
+
+# --- the command ------------------------------------------------------------------------------------------
+
+def run(data: Sequence[Path], out: Path, *, minutes: float = 12.0, epochs: int | None = None,
+        test_share: float = 0.2, seed: int = 0, device_type: str = "auto", progress: bool = True,
+        sources: Sequence[Path] = (), use_code: bool = True) -> dict[str, Any]:
+    """Build examples, split, fit the network, write the model folder; returns a summary."""
+    from clperf.predictor import network, tokenizer
+
+    t0 = time.monotonic()
+    ex = build(data, sources=sources, progress=progress)
+    if len(ex) == 0:
+        raise InputError(f"no usable measurements in {', '.join(map(str, data))}: {ex.skipped}")
+    split = make_split(ex, test_share, seed)
+    part = split.assign(ex)
+    train_k = sorted(set(ex.kernel[part == 0].tolist()))
+    tok = tokenizer.train_tokenizer([ex.kernel_text[k] for k in train_k] +
+                                    [p.read_text() for p in _family_files()])
+    cfg = network.NetConfig(vocab_size=tok.get_vocab_size(), n_features=len(ex.names), use_code=use_code)
+    tokens = encode_kernels(ex, tok, cfg.max_len) if use_code else None
+    left = minutes - (time.monotonic() - t0) / 60
+    res = fit(ex, part, cfg, tokens=tokens, minutes=max(0.5, left), epochs=epochs, seed=seed,
+              device_type=device_type, progress=progress)
+    val = np.flatnonzero(part == 1)
+    vpred = predict_examples(res.model, res.norm, ex, val, tokens)
+    version = time.strftime("%Y%m%d") + "-" + hashlib.sha256(
+        b"".join(t.numpy().tobytes() for t in res.model.state_dict().values())).hexdigest()[:8]
+    meta = {
+        "name": MODEL_NAME, "version": version, "features_version": FEATURES_VERSION,
+        "devices": ex.devices,
+        "intervals": residual_quantiles(ex, val, vpred),
+        "roofline_intervals": residual_quantiles(ex, val, np.zeros(len(val), dtype=np.float32)),
+        "split": split.to_json(), "seed": seed, "test_share": test_share,
+        "data": [str(p) for p in data],
+        "counts": {"examples": len(ex), "train": int((part == 0).sum()), "val": int((part == 1).sum()),
+                   "test": int((part == 2).sum()), "kernels": len(ex.kernel_keys), "skipped": ex.skipped},
+        "fit": {"steps": res.steps, "best_val_mse": res.best_val, "minutes": (time.monotonic() - t0) / 60,
+                "history": res.history[-5:]},
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    tok.save(str(out / "tokenizer.json"))
+    network.save(res.model, out, res.norm, meta)
+    (out / "VERSION").write_text(version + "\n")
+    if progress:
+        print(f"model {version}: {len(ex)} examples, {res.steps} steps, best validation MSE "
+              f"{res.best_val:.4f} (log-ratio), written to {out}", file=sys.stderr)
+    return {k: meta[k] for k in ("name", "version", "counts", "fit", "intervals")}
+
+
+def _family_files() -> list[Path]:
+    from clperf.benchmark import corpus
+
+    return corpus.families()
