@@ -481,7 +481,7 @@ def _build_message(err: str, log: str) -> str:
 
 
 def _ms(ev: cl.Event) -> float:
-    return (ev.profile.end - ev.profile.start) * 1e-6
+    return round((ev.profile.end - ev.profile.start) * 1e-6, 6)  # profiling events count nanoseconds
 
 
 def _mb(n: int) -> str:

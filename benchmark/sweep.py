@@ -1,0 +1,385 @@
+"""Sweeps: measure many launches of many kernels and append every result to a dataset.
+
+A kernel takes part when its comment block has a ``// clperf:`` directive and a ``// clperf-sweep:``
+spec (grammar in ``clperf.benchmark.corpus.sweepspec``)::
+
+    // clperf: --global n --local 256 --arg n=1048576 --arg a=n --arg b=n
+    // clperf-sweep: n=1024..4194304 local=16..1024
+
+Variants: every ``NAME=LO..HI`` gives ``NAME`` (an ``--arg`` of the directive) each power of two in the
+range and the directive's other expressions follow; ``local=LO..HI`` gives dimension 0 of the work-group
+each power of two in the range that divides the global size and keeps the group within the device's
+limit (other dimensions keep the directive's local size); without it the directive's local size stays.
+Variants with a ``__global`` buffer larger than ``max_buffer_bytes`` (16 MiB) are dropped; the cross
+product is then subsampled to ``max_variants`` with a random generator seeded by the kernel's identity
+(the same variants every time) and ordered largest first, so buffers are generated and uploaded once.
+
+One persistent worker process builds each file once and runs all variants of its kernels, re-using
+buffers. A crash or a timeout is recorded for the variant that caused it; the worker is restarted and the
+kernel's remaining variants go on. Resuming: variants whose key is already in the output are skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import random
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from clperf.benchmark import dataset
+from clperf.benchmark.corpus.sweepspec import SweepSpec, sweep_above
+from clperf.benchmark.isolation import Worker, WorkerGone
+from clperf.benchmark.runner import DEFAULT_SEED, make_measurement, source_hash
+from clperf.benchmark.timing import Policy
+
+from clperf.errors import ClperfError, ScenarioError
+from clperf.records import Device, Param, Scenario
+from clperf.scenario import ScenarioSpec, parse_flags, resolve
+
+MAX_BUFFER_BYTES = 16 << 20
+
+
+@dataclass(frozen=True)
+class SweepKernel:
+    """A kernel with a directive and a sweep spec, as found in a file."""
+
+    file: str
+    name: str
+    source: str
+    options: str
+    params: tuple[Param, ...]
+    dims_used: int
+    directive: str
+    spec: SweepSpec
+
+    @property
+    def ident(self) -> str:
+        return f"{self.file}::{self.name}"
+
+
+@dataclass(frozen=True)
+class Variant:
+    index: int  # position in the kernel's full, deterministic variant list
+    scenario: Scenario
+    values: dict[str, int]  # the swept values, "local" included when swept
+
+
+@dataclass
+class Summary:
+    kernels: int = 0
+    kernels_skipped: list[str] = field(default_factory=list)  # "file::kernel: why"
+    measured: int = 0
+    ok: int = 0
+    failed: dict[str, int] = field(default_factory=dict)
+    resumed: int = 0  # variants already in the output
+    restarts: int = 0
+    stopped_by_budget: bool = False
+    seconds: float = 0.0
+
+    @property
+    def rate(self) -> float:
+        return self.measured / self.seconds if self.seconds > 0 else 0.0
+
+
+def find_files(paths: Iterable[str | Path]) -> list[Path]:
+    """``.cl`` files named or under the folders named, sorted, without duplicates."""
+    out: dict[Path, None] = {}
+    for p in map(Path, paths):
+        if p.is_dir():
+            for f in sorted(p.rglob("*.cl")):
+                out[f] = None
+        elif p.exists():
+            out[p] = None
+        else:
+            raise ClperfError(f"no such file or folder: {p}")
+    return list(out)
+
+
+def kernels_in_file(path: Path, options: str = "") -> tuple[list[SweepKernel], list[str]]:
+    """Sweepable kernels of a file and ``file::kernel: why`` for those that are not."""
+    from clperf.predictor.frontend import parse
+
+    source = path.read_text(encoding="utf-8", errors="replace")
+    lines = source.split("\n")
+    found, skipped = [], []
+    for k in parse(source):
+        try:
+            spec = sweep_above(lines, k.header_line)
+        except ScenarioError as e:
+            skipped.append(f"{path}::{k.name}: {e}")
+            continue
+        if k.directive is None or spec is None:
+            skipped.append(f"{path}::{k.name}: no // clperf: directive and // clperf-sweep: spec")
+            continue
+        found.append(SweepKernel(str(path), k.name, source, options, k.params, k.dims_used, k.directive,
+                                 spec))
+    return found, skipped
+
+
+def shard_of(k: SweepKernel, shards: int) -> int:
+    """Deterministic shard (0-based) of a kernel: a hash of its file and name."""
+    digest = hashlib.sha256(k.ident.encode()).digest()
+    return int.from_bytes(digest[:8], "big") % shards
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/4"`` -> (1, 4): shard 2 of 4, 1-based on the command line, 0-based inside."""
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError as e:
+        raise ClperfError(f"--shard takes K/N, e.g. 1/4, got {text!r}") from e
+    if not 1 <= k <= n:
+        raise ClperfError(f"--shard {text}: K must be between 1 and N")
+    return k - 1, n
+
+
+def _buffer_bytes(sc: Scenario, params: Sequence[Param]) -> list[int]:
+    return [int(sc.args[p.name]) * (p.element_size or 4) for p in params
+            if p.pointer and p.address_space != "local" and p.name in sc.args]
+
+
+def variants(k: SweepKernel, device: Device, max_variants: int = 40,
+             max_buffer_bytes: int = MAX_BUFFER_BYTES) -> list[Variant]:
+    """The kernel's variants on ``device`` (see the module docstring). ScenarioError when the spec or the
+    directive cannot work at all."""
+    base = parse_flags(k.directive)
+    ranges = k.spec.args
+    for r in ranges:
+        if r.name not in base.args:
+            raise ScenarioError(f"sweep range {r.name!r} is not an --arg of the directive")
+    combos = list(itertools.product(*(r.values() for r in ranges)))
+    rng = random.Random(hashlib.sha256(k.ident.encode()).hexdigest())
+    if len(combos) > 8 * max_variants:  # keep resolving cheap for wide specs
+        combos = rng.sample(combos, 8 * max_variants)
+    points: list[tuple[Scenario, dict[str, int]]] = []
+    for combo in combos:
+        values = {r.name: v for r, v in zip(ranges, combo, strict=True)}
+        spec = ScenarioSpec(base.global_size, base.local_size,
+                            {**base.args, **{n: str(v) for n, v in values.items()}}, base.fills)
+        try:
+            sc = resolve(spec, k.params, k.dims_used)
+        except ScenarioError:
+            continue
+        if any(b > max_buffer_bytes for b in _buffer_bytes(sc, k.params)):
+            continue
+        for local in _locals(sc, k.spec, device):
+            vals = dict(values)
+            if local is not None and k.spec.local is not None:
+                vals["local"] = local[0]
+            points.append((replace(sc, local_size=local), vals))
+    if not points:
+        raise ScenarioError("no variant of the sweep spec is valid on this device")
+    picked = sorted(rng.sample(range(len(points)), max_variants)) if len(points) > max_variants \
+        else list(range(len(points)))
+    out = [Variant(i, points[i][0], points[i][1]) for i in picked]
+    out.sort(key=lambda v: (-sum(_buffer_bytes(v.scenario, k.params)), v.scenario.local_size or ()))
+    return out
+
+
+def _locals(sc: Scenario, spec: SweepSpec, device: Device) -> list[tuple[int, ...] | None]:
+    r = spec.local
+    if r is None:
+        return [sc.local_size]
+    rest = sc.local_size[1:] if sc.local_size is not None else tuple(1 for _ in sc.global_size[1:])
+    rest_items = math.prod(rest)
+    out: list[tuple[int, ...] | None] = []
+    for v in r.values():
+        if sc.global_size[0] % v or v * rest_items > device.max_work_group_size:
+            continue
+        if any(g % lo for g, lo in zip(sc.global_size[1:], rest, strict=True)):
+            continue
+        out.append((v, *rest))
+    return out or [sc.local_size]
+
+
+Event = Callable[[str, dict[str, Any]], None]
+
+
+class _Flusher:
+    """Writes records to the dataset and makes them durable every few seconds."""
+
+    def __init__(self, path: Path, every_s: float = 2.0) -> None:
+        self.writer = dataset.Writer(path)
+        self.every_s = every_s
+        self.last = time.monotonic()
+
+    def write(self, rec: dict[str, Any]) -> None:
+        self.writer.write(rec)
+        if time.monotonic() - self.last > self.every_s:
+            self.writer.flush()
+            self.last = time.monotonic()
+
+    def close(self) -> None:
+        self.writer.flush()
+
+
+def sources_path(out: Path) -> Path:
+    """The side file holding each swept source once: ``x.jsonl.gz`` -> ``x.sources.jsonl.gz``."""
+    name = out.name
+    for suffix in (".jsonl.gz", ".jsonl", ".gz"):
+        if name.endswith(suffix):
+            return out.with_name(name[: -len(suffix)] + ".sources" + suffix)
+    return out.with_name(name + ".sources.jsonl")
+
+
+def run_sweep(
+    kernels: Sequence[SweepKernel],
+    device: Device,
+    out: str | Path,
+    *,
+    max_variants: int = 40,
+    policy: Policy | None = None,
+    time_budget_s: float | None = None,
+    variant_timeout_s: float = 20.0,
+    build_timeout_s: float = 120.0,
+    max_buffer_bytes: int = MAX_BUFFER_BYTES,
+    seed: int = DEFAULT_SEED,
+    on_event: Event | None = None,
+) -> Summary:
+    """Measure every variant of every kernel not already in ``out``; append one record per variant.
+
+    ``on_event(kind, info)`` is called with ``"kernel"`` (starting one), ``"result"`` (one variant
+    measured) and ``"skip"``. With ``time_budget_s`` no variant starts after the budget and the call
+    returns, with everything flushed, within about a second of it.
+    """
+    policy = policy or Policy.sweep()
+    out = Path(out)
+    started = time.monotonic()
+    deadline = started + time_budget_s if time_budget_s is not None else None
+    emit = on_event or (lambda kind, info: None)
+    done = dataset.keys(out)
+    src_path = sources_path(out)
+    known_sources = {r.get("source_hash") for r in dataset.read(src_path)}
+    summary = Summary()
+    flusher = _Flusher(out)
+    src_writer = dataset.Writer(src_path)
+    worker: Worker | None = None
+    try:
+        for k in kernels:
+            if deadline is not None and time.monotonic() > deadline - 1.0:
+                summary.stopped_by_budget = True
+                break
+            try:
+                todo_all = variants(k, device, max_variants, max_buffer_bytes)
+            except ScenarioError as e:
+                summary.kernels_skipped.append(f"{k.ident}: {e}")
+                emit("skip", {"kernel": k.ident, "why": str(e)})
+                continue
+            shash = source_hash(k.source)
+            keyed = [(v, dataset.record_key(shash, k.name, k.options, v.scenario, device.key))
+                     for v in todo_all]
+            todo = [(v, key) for v, key in keyed if key not in done]
+            summary.resumed += len(keyed) - len(todo)
+            summary.kernels += 1
+            emit("kernel", {"kernel": k.ident, "variants": len(todo), "total": len(keyed)})
+            if not todo:
+                continue
+            if shash not in known_sources:
+                src_writer.write({"source_hash": shash, "file": k.file, "source": k.source})
+                src_writer.flush()
+                known_sources.add(shash)
+            worker, stopped = _run_kernel(k, todo, device, worker, policy, deadline, variant_timeout_s,
+                                          build_timeout_s, seed, flusher, summary, emit)
+            if stopped:
+                summary.stopped_by_budget = True
+                break
+    finally:
+        flusher.close()
+        src_writer.close()
+        if worker is not None:
+            worker.close()
+        summary.seconds = time.monotonic() - started
+    return summary
+
+
+def _run_kernel(k: SweepKernel, todo: list[tuple[Variant, str]], device: Device, worker: Worker | None,
+                policy: Policy, deadline: float | None, variant_timeout_s: float, build_timeout_s: float,
+                seed: int, flusher: _Flusher, summary: Summary, emit: Event) -> tuple[Worker | None, bool]:
+    """Measure ``todo`` for one kernel, restarting the worker after a fault. Returns (worker, stopped)."""
+    pending = list(todo)
+    deaths_without_result = 0
+    while pending:
+        if worker is None or not worker.alive:
+            if worker is not None:
+                worker.close()
+                summary.restarts += 1
+            worker = Worker(device)
+            worker.start()
+        worker.send({
+            "op": "measure", "source": k.source, "kernel": k.name, "options": k.options,
+            "params": [p.__dict__ for p in k.params], "scenarios": [v.scenario.to_json() for v, _ in pending],
+            "policy": policy.to_json(), "seed": seed, "check": False, "reference": None, "progress": False,
+            "deadline": None if deadline is None else time.time() + (deadline - 1.0 - time.monotonic()),
+        })
+        got = 0
+        first = True
+        try:
+            while True:
+                wait = variant_timeout_s + (build_timeout_s if first else 0.0)
+                if deadline is not None:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise _OutOfTime
+                    wait = min(wait, left)
+                try:
+                    reply = worker.receive(wait)
+                except WorkerGone as e:
+                    if e.timed_out and deadline is not None and time.monotonic() >= deadline - 0.05:
+                        raise _OutOfTime from e
+                    raise
+                first = False
+                if reply["type"] == "done":
+                    return worker, bool(reply.get("stopped"))
+                if reply["type"] != "result":
+                    continue
+                v, key = pending[reply["index"]]
+                _record(k, v, key, device, reply["status"], reply.get("error"), reply.get("times_ms", ()),
+                        flusher, summary, emit)
+                got += 1
+                if reply.get("fatal"):
+                    worker.close()
+                    pending = pending[reply["index"] + 1:]
+                    break
+        except _OutOfTime:
+            worker.close()
+            return None, True
+        except WorkerGone as e:
+            worker.close()
+            crashed = got  # variants run in order: the one after the last result was running
+            if crashed < len(pending):
+                v, key = pending[crashed]
+                status = e.status
+                msg = f"still running after {variant_timeout_s:g} s; stopped" if e.timed_out else str(e)
+                _record(k, v, key, device, status, msg, (), flusher, summary, emit)
+            pending = pending[crashed + 1:]
+            deaths_without_result = deaths_without_result + 1 if got == 0 else 0
+            if deaths_without_result >= 2:  # the build itself kills the worker: mark the rest, move on
+                for v, key in pending:
+                    _record(k, v, key, device, "crash", f"not run: the worker died twice in a row ({e})", (),
+                            flusher, summary, emit)
+                pending = []
+    return worker, False
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def _record(k: SweepKernel, v: Variant, key: str, device: Device, status: str, error: str | None,
+            times: Sequence[float], flusher: _Flusher, summary: Summary, emit: Event) -> None:
+    m = make_measurement(kernel=k.name, file=k.file, source=k.source, options=k.options,
+                         scenario=v.scenario, device=device, status=status, error=error, times_ms=times)
+    rec = dataset.to_record(m, sweep={"variant": v.index, "values": v.values, "spec": k.spec.to_text()})
+    rec["key"] = key
+    flusher.write(rec)
+    summary.measured += 1
+    if status == "ok":
+        summary.ok += 1
+    else:
+        summary.failed[status] = summary.failed.get(status, 0) + 1
+    emit("result", {"kernel": k.ident, "status": status, "error": error, "median_ms": m.median_ms})
