@@ -13,6 +13,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from clperf.predictor import frontend
 from clperf.server.documents import Measured
@@ -56,12 +57,12 @@ def _estimate_on(text: str, path: str, kernel: str, settings: Settings, device: 
     from clperf.predictor.report import analyze_text
 
     try:
-        report = analyze_text(text, path, settings.build_options)
+        report = analyze_text(text, Path(path) if path else None, settings.build_options)
         kr = next((k for k in report.kernels if k.name == kernel), None)
         if kr is None:
             return None
         return estimate(kr, scenario, device, source=text, build_options=settings.build_options)
-    except ClperfError as e:
+    except (ClperfError, ImportError) as e:
         log.info("no estimate of %s on %s: %s", kernel, device.name, e)
         return None
 

@@ -150,7 +150,7 @@ def analyze(job: Job) -> Analysis:
                         (Problem(Span.at(1, 1, 1), "information", msg, code="file-too-large"),), {}, 0.0)
     from clperf.predictor.report import analyze_text  # imported here: keeps llvmlite off initialize
 
-    report = analyze_text(job.text, job.path, job.settings.build_options)
+    report = analyze_text(job.text, Path(job.path) if job.path else None, job.settings.build_options)
     problems = compile_problems(report) + finding_problems(report, job.settings)
     parsed = {k.name: k for k in frontend.parse(job.text)}
     kernels: dict[str, KernelResult] = {}
@@ -164,7 +164,10 @@ def analyze(job: Job) -> Analysis:
             problems.append(Problem(Span.at(line, 1, 1), "warning",
                                     f"scenario of {kr.name}: {scen_problem}; estimating with the defaults",
                                     code="invalid-scenario"))
-        est, traffic, est_problem = _estimate(kr, scenario, job)
+        if getattr(kr, "analyzed", True):
+            est, traffic, est_problem = _estimate(kr, scenario, job)
+        else:
+            est, traffic, est_problem = None, None, "the file does not compile"
         kernels[kr.name] = KernelResult(kr.name, kr, scenario, scen_problem, est, est_problem,
                                         loop_shares(kr, fk, scenario, job.device), traffic)
     elapsed = (time.perf_counter() - start) * 1e3

@@ -1,0 +1,107 @@
+"""workspace/executeCommand: clperf.selectDevice and clperf.benchmark (real PoCL runs, isolated)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+
+async def command(client: LanguageClient, name: str, *args: object) -> object:
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=name, arguments=list(args) or None))
+
+
+@pytest.mark.e2e
+async def test_select_device_lists_profiles_and_local_devices(client: LanguageClient) -> None:
+    choices = await command(client, "clperf.selectDevice")
+    assert isinstance(choices, list)
+    sources = {c["source"] for c in choices}
+    assert "profile" in sources and "discovered" in sources, choices
+    assert any("H200" in c["label"] for c in choices)
+
+
+@pytest.mark.e2e
+async def test_select_device_by_text_and_unknown(client: LanguageClient, lsp) -> None:
+    uri = await lsp.open_doc(client, lsp.fixture_text("kernels.cl"))
+    result = await command(client, "clperf.selectDevice", "portable")
+    assert isinstance(result, dict) and result.get("platform") == "Portable Computing Language", result
+    bad = await command(client, "clperf.selectDevice", "no-such-device-xyz")
+    assert "no device matches" in bad["error"]
+    assert any("no-such-device-xyz" in m.message for m in client.messages)
+    # the failed selection keeps the previous one: estimates now target the local PoCL device
+    await lsp.until(lambda: len(lsp.published(client, uri)) >= 2, what="re-analysis after selectDevice")
+
+
+@pytest.mark.e2e
+async def test_benchmark_kernel_updates_lens_and_store(client: LanguageClient, lsp) -> None:
+    text = lsp.fixture_text("kernels.cl")
+    uri = await lsp.open_doc(client, text)
+    result = await command(client, "clperf.benchmark", {"uri": uri, "kernel": "fir8"})
+    assert isinstance(result, list) and len(result) == 1, result
+    run = result[0]
+    assert run["kernel"] == "fir8" and run["status"] == "ok", run
+    assert run["median_ms"] > 0 and run["repetitions"] >= 5
+    # progress: begin ... end, on a token the server created
+    if client.capabilities.window and client.capabilities.window.work_done_progress:
+        reports = [r for token, rs in client.progress_reports.items() if "benchmark" in str(token) for r in rs]
+        assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].cancellable
+        assert isinstance(reports[-1], types.WorkDoneProgressEnd)
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=lsp.doc_id(uri)))
+    titles = [lens.command.title for lens in lenses if lens.command]
+    measured = [t for t in titles if t.startswith("measured ")]
+    assert len(measured) == 1, titles
+    assert "(est. " in measured[0] or run["estimate_ms"] is None
+    stored = [json.loads(line) for line in (lsp.home / "measurements.jsonl").read_text().splitlines()]
+    assert any(m["kernel"] == "fir8" and m["median_ms"] == run["median_ms"] for m in stored)
+
+
+@pytest.mark.e2e
+async def test_benchmark_at_cursor_picks_the_kernel_there(client: LanguageClient, lsp) -> None:
+    text = lsp.fixture_text("kernels.cl")
+    uri = await lsp.open_doc(client, text)
+    line = lsp.line_of(text, "a[i] = a[i] * s;")
+    result = await command(client, "clperf.benchmark", {"uri": uri, "line": line})
+    assert [r["kernel"] for r in result] == ["scale"], result
+
+
+@pytest.mark.e2e
+async def test_crashing_kernel_leaves_the_server_answering(client: LanguageClient, lsp) -> None:
+    text = lsp.fixture_text("crash.cl")
+    uri = await lsp.open_doc(client, text)
+    result = await command(client, "clperf.benchmark", uri)
+    assert result[0]["status"] in ("crash", "timeout"), result
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=lsp.doc_id(uri), position=types.Position(line=lsp.line_of(text, "wild_write"), character=20)))
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=lsp.doc_id(uri)))
+    assert any(lens.command and lens.command.title.startswith("benchmark crash") for lens in lenses) or \
+        result[0]["status"] == "timeout"
+    assert hover is None or "wild_write" in hover.contents.value
+
+
+@pytest.mark.e2e
+async def test_benchmark_can_be_cancelled(client: LanguageClient, lsp) -> None:
+    if not (client.capabilities.window and client.capabilities.window.work_done_progress):
+        pytest.skip("client has no work-done progress to cancel")
+    import asyncio
+
+    uri = await lsp.open_doc(client, lsp.fixture_text("kernels.cl"))
+    client.set_configuration({"clperf": {**lsp.settings, "benchmarkPolicy": "interactive"}})
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    task = asyncio.ensure_future(command(client, "clperf.benchmark", uri))
+    token = await lsp.until(lambda: next((t for t in client.progress_reports if "benchmark" in str(t)), None))
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    result = await asyncio.wait_for(task, 30)
+    assert len(result) < 3 or any(r["status"] == "timeout" for r in result), result
+    assert isinstance(client.progress_reports[token][-1], types.WorkDoneProgressEnd)
+    assert client.progress_reports[token][-1].message == "cancelled"
+
+
+@pytest.mark.e2e
+async def test_benchmark_without_a_document_is_an_error_not_a_crash(client: LanguageClient) -> None:
+    result = await command(client, "clperf.benchmark")
+    assert "needs the URI" in result["error"]
+    result = await command(client, "clperf.benchmark", {"uri": "file:///nope.cl", "kernel": 3})
+    assert "error" in result
