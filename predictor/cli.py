@@ -175,7 +175,7 @@ def format_report(report) -> str:  # noqa: ANN001 - FileReport, imported lazily
                 mem.append(f"constant {_bytes(o.constant_load_bytes)}")
             if o.atomics:
                 mem.append(f"{o.atomics:g} atomics")
-            note = " (loops with unknown trip counts counted once)" if o.trip_unknown else ""
+            note = " (loops without a constant trip count counted once)" if o.trip_unknown else ""
             out.append(f"  per work-item: {o.flops:g} flops, {o.int_ops:g} int ops, {', '.join(mem)}{note}")
         for f in (f for f in report.findings if f.kernel == k.name):
             out += textwrap.wrap(

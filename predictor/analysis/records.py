@@ -62,7 +62,9 @@ class TripCount:
     @property
     def expr(self) -> str:
         text = poly.format_poly(self.num)
-        return text if self.den == 1 else f"ceil(({text}) / {self.den})"
+        if self.den == 1:
+            return text
+        return f"ceil({text} / {self.den})" if len(self.num) == 1 else f"ceil(({text}) / {self.den})"
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ a branch on anything that varies is work-item dependent control flow (what ``bar
 
 from __future__ import annotations
 
+import ctypes
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -87,6 +88,15 @@ _INVERT = {
     "ne": "eq",
 }
 _MAX_DEPTH = 300
+_CALLEE = re.compile(r" @([\w.$\"-]+)\(")
+_OPCODE = re.compile(r"^(?:%[\w.$\"-]+ = )?(?:tail |musttail |notail )?([a-z]+)\b")
+_VECTOR_RESULT = re.compile(
+    r"^%[\w.$\"-]+ = (?:tail )?[a-z]+"
+    r"(?: (?:nsw|nuw|exact|disjoint|fast|nnan|ninf|nsz|arcp|contract|afn|reassoc))*"
+    r"(?: spir_func)? <(\d+) x ")
+_FLOAT_RESULT = re.compile(
+    r"^%[\w.$\"-]+ = (?:tail )?call [^@]*?(?:float|double|half|x (?:float|double|half)>) @"
+)
 
 
 @dataclass
@@ -125,23 +135,31 @@ class KernelWalk:
         self.txt = txt
         self.layout = layout
         self.param_elem_sizes = param_elem_sizes
+        # Values are ints (the LLVM pointer) inside the walk: a llvmlite ValueRef hashes through ctypes, which
+        # dominated the run time. ``self.ref`` maps back for the few questions only llvmlite answers.
+        self.ref: dict[int, Any] = {}
         self.blocks = list(fn.blocks)
-        self.block_index = {b: i for i, b in enumerate(self.blocks)}
-        self.insts: list[list[Any]] = [list(b.instructions) for b in self.blocks]
+        self.block_index = {self._key(b): i for i, b in enumerate(self.blocks)}
+        self.insts: list[list[int]] = [[self._key(i) for i in b.instructions] for b in self.blocks]
         flat = [i for bl in self.insts for i in bl]
-        lines = ftext.lines if len(ftext.lines) == len(flat) else [str(i).strip() for i in flat]
-        self.text: dict[Any, str] = {}
-        self.inst_block: dict[Any, int] = {}
-        self.canon: dict[Any, Any] = {}  # operand ValueRefs have no .opcode: map them to the instruction
+        lines = ftext.lines if len(ftext.lines) == len(flat) else [str(self.ref[i]).strip() for i in flat]
+        self.text: dict[int, str] = {}
+        self.inst_block: dict[int, int] = {}
         k = 0
         for bi, bl in enumerate(self.insts):
             for inst in bl:
                 self.text[inst] = lines[k]
                 self.inst_block[inst] = bi
-                self.canon[inst] = inst
                 k += 1
+        # opcodes and result types come from the text line; operands are read from llvmlite when needed
+        self._opcode: dict[int, str] = {}
+        self._operands: dict[int, list[int]] = {}
+        self._tstr: dict[int, str] = {}
+        for inst in flat:
+            m = _OPCODE.match(self.text[inst])
+            self._opcode[inst] = m.group(1) if m else self.ref[inst].opcode
         self.dbg_ok = len(ftext.lines) == len(flat)
-        self.args = {a: a.name for a in fn.arguments}
+        self.args = {self._key(a): a.name for a in fn.arguments}
         self.arg_pointer = {a.name: str(a.type).startswith("ptr") for a in fn.arguments}
         self.memo: dict[Any, Poly] = {}
         self.sym_deps: dict[str, frozenset[int]] = {}
@@ -153,6 +171,35 @@ class KernelWalk:
         self.loops: list[_Loop] = []
         self.dims_used = 1
 
+    def _key(self, v: Any) -> int:
+        k: int = ctypes.cast(v._ptr, ctypes.c_void_p).value or 0
+        if k not in self.ref:
+            self.ref[k] = v
+        return k
+
+    def opc(self, v: Any) -> str:
+        return self._opcode.get(v, "")
+
+    def opers(self, v: Any) -> list[Any]:
+        ops = self._operands.get(v)
+        if ops is None:
+            ops = self._operands[v] = [self._key(o) for o in self.ref[v].operands]
+        return ops
+
+    def _callee(self, inst: Any) -> str:
+        m = _CALLEE.search(self.text[inst])
+        return m.group(1).strip('"') if m else self.ref[self.opers(inst)[-1]].name
+
+    def _lanes(self, inst: Any) -> int:
+        m = _VECTOR_RESULT.match(self.text[inst])
+        return int(m.group(1)) if m else 1
+
+    def tstr(self, v: Any) -> str:
+        t = self._tstr.get(v)
+        if t is None:
+            t = self._tstr[v] = str(self.ref[v].type)
+        return t
+
     # ---- CFG -----------------------------------------------------------------------------------------
 
     def _successors(self, bi: int) -> list[int]:
@@ -160,7 +207,7 @@ class KernelWalk:
         if term is None:
             return []
         out = []
-        for o in term.operands:
+        for o in self.opers(term):
             j = self.block_index.get(o)
             if j is not None and j not in out:
                 out.append(j)
@@ -291,7 +338,6 @@ class KernelWalk:
         return frozenset(out)
 
     def value(self, v: Any) -> Poly:
-        v = self.canon.get(v, v)
         hit = self.memo.get(v)
         if hit is not None:
             return hit
@@ -307,9 +353,10 @@ class KernelWalk:
 
     def _const(self, v: Any) -> int | None:
         try:
-            t = str(v.type)
-            if v.is_constant and t.startswith("i") and t[1:].isdigit():
-                c = v.get_constant_value()
+            r = self.ref[v]
+            t = self.tstr(v)
+            if r.is_constant and t.startswith("i") and t[1:].isdigit():
+                c = r.get_constant_value()
                 if not isinstance(c, int):
                     return None
                 bits = int(t[1:])  # llvmlite reads whole 64-bit words: sign-extend from the type's width
@@ -327,13 +374,15 @@ class KernelWalk:
         if c is not None:
             return poly.const(c)
         if v not in self.inst_block:
-            if v.name and v.name in self.txt.globals:  # operand refs report is_global False
-                return poly.sym(f"base:@{v.name}")
-            if v.is_constant and str(v.type).startswith("ptr") and "null" in str(v):
+            r = self.ref[v]
+            name = r.name
+            if name and name in self.txt.globals:  # operand refs report is_global False
+                return poly.sym(f"base:@{name}")
+            if r.is_constant and self.tstr(v).startswith("ptr") and "null" in str(r):
                 return {}
             return self._opaque(v, frozenset())
-        op = v.opcode
-        ops = list(v.operands)
+        op = self.opc(v)
+        ops = self.opers(v)
         text = self.text.get(v, "")
         if op in ("sext", "zext", "trunc", "freeze", "bitcast", "addrspacecast", "ptrtoint", "inttoptr"):
             return self.value(ops[0])
@@ -364,7 +413,7 @@ class KernelWalk:
         if op == "getelementptr":
             return self._gep(v, ops, text)
         if op == "call":
-            callee = ops[-1].name
+            callee = self._callee(v)
             kind = _WORK_ITEM.get(callee)
             if kind is not None:
                 d = self._const(ops[0])
@@ -374,7 +423,7 @@ class KernelWalk:
                     return poly.sym(f"{kind}{d}")
             if callee.startswith(("llvm.smin", "llvm.smax", "llvm.umin", "llvm.umax")):
                 return self._choose(v, ops[0], ops[1])
-            if callee.startswith(("_Z3min", "_Z3max", "_Z5clamp")) and str(v.type).startswith("i"):
+            if callee.startswith(("_Z3min", "_Z3max", "_Z5clamp")) and self.tstr(v).startswith("i"):
                 return self._choose(v, ops[0], ops[1])
         if op == "select":
             return self._choose(v, ops[1], ops[2], cond=ops[0])
@@ -431,7 +480,7 @@ class KernelWalk:
 
     def _phi(self, v: Any, ops: list[Any]) -> Poly:
         bi = self.inst_block[v]
-        incoming = [self.block_index.get(b) for b in v.incoming_blocks]
+        incoming = [self.block_index.get(self._key(b)) for b in self.ref[v].incoming_blocks]
         k = self.loop_of_header.get(bi)
         if k is not None and len(ops) == 2:
             lp = self.loops[k]
@@ -477,17 +526,16 @@ class KernelWalk:
         candidates += [lp.header]
         for eb in candidates:
             term = self.insts[eb][-1]
-            if term.opcode != "br":
+            if self.opc(term) != "br":
                 continue
-            ops = list(term.operands)
+            ops = self.opers(term)
             if len(ops) != 3:
                 continue
             cond, false_b, true_b = ops
-            cond = self.canon.get(cond, cond)
             fb, tb = self.block_index.get(false_b), self.block_index.get(true_b)
             if (tb in lp.blocks) == (fb in lp.blocks):
                 continue
-            if cond not in self.inst_block or cond.opcode != "icmp":
+            if cond not in self.inst_block or self.opc(cond) != "icmp":
                 return None, self._varies(cond)
             m = _ICMP.search(self.text.get(cond, ""))
             if not m:
@@ -495,7 +543,7 @@ class KernelWalk:
             pred = m.group(1)
             if tb not in lp.blocks:
                 pred = _INVERT[pred]
-            cops = list(cond.operands)
+            cops = self.opers(cond)
             x, b = self.value(cops[0]), self.value(cops[1])
             if it not in poly.symbols(x):
                 x, b, pred = b, x, _SWAP[pred]
@@ -569,35 +617,37 @@ class KernelWalk:
             chain = self.block_loops[bi]
             g = groups.setdefault(chain, {})
             for inst in self.insts[bi]:
-                op = inst.opcode
+                op = self.opc(inst)
                 if op in _FLOAT_OPS:
-                    _bump(g, "flops", _lanes(str(inst.type)))
+                    _bump(g, "flops", self._lanes(inst))
                 elif op in _INT_OPS:
-                    _bump(g, "int_ops", _lanes(str(inst.type)) if op != "icmp" else 1)
+                    _bump(g, "int_ops", self._lanes(inst) if op != "icmp" else 1)
                 elif op == "load":
-                    self._access(inst, "load", list(inst.operands)[0], str(inst.type), chain, accesses, g)
+                    self._access(inst, "load", self.opers(inst)[0], self.tstr(inst), chain, accesses, g)
                 elif op == "store":
-                    ops = list(inst.operands)
-                    self._access(inst, "store", ops[1], str(ops[0].type), chain, accesses, g)
-                    vo = self.canon.get(ops[0], ops[0])
-                    if _space(str(ops[1].type)) == "local" and vo in self.inst_block and vo.opcode == "load":
-                        base, _ = self._base(self.value(list(vo.operands)[0]))
+                    ops = self.opers(inst)
+                    self._access(inst, "store", ops[1], self.tstr(ops[0]), chain, accesses, g)
+                    vo = ops[0]
+                    to_local = _space(self.tstr(ops[1])) == "local"
+                    if to_local and vo in self.inst_block and self.opc(vo) == "load":
+                        base, _ = self._base(self.value(self.opers(vo)[0]))
                         if base:
                             staged.add(base)
                 elif op in ("atomicrmw", "cmpxchg"):
-                    ops = list(inst.operands)
-                    self._access(inst, "atomic", ops[0], str(ops[1].type), chain, accesses, g)
+                    ops = self.opers(inst)
+                    self._access(inst, "atomic", ops[0], self.tstr(ops[1]), chain, accesses, g)
                 elif op == "call":
-                    ops = list(inst.operands)
-                    callee = ops[-1].name
+                    callee = self._callee(inst)
+                    if callee in _WORK_ITEM:
+                        continue
+                    ops = self.opers(inst)
                     if callee in _BARRIERS:
                         barriers += 1
                         barrier_blocks.append((bi, inst))
-                    elif _ATOMIC_CALL.match(callee) and ops and str(ops[0].type).startswith("ptr"):
-                        t = str(inst.type)
-                        self._access(
-                            inst, "atomic", ops[0], t if t != "void" else str(ops[1].type), chain, accesses, g
-                        )
+                    elif _ATOMIC_CALL.match(callee) and ops and self.tstr(ops[0]).startswith("ptr"):
+                        t = self.tstr(inst)
+                        t = t if t != "void" else self.tstr(ops[1])
+                        self._access(inst, "atomic", ops[0], t, chain, accesses, g)
                     elif callee.startswith(("llvm.memcpy", "llvm.memmove")):
                         n = self._const(ops[2]) or 0
                         self._access(inst, "load", ops[1], f"[{n} x i8]", chain, accesses, g)
@@ -606,12 +656,12 @@ class KernelWalk:
                         n = self._const(ops[2]) or 0
                         self._access(inst, "store", ops[0], f"[{n} x i8]", chain, accesses, g)
                     elif callee.startswith(("llvm.fmuladd", "llvm.fma", "_Z3mad", "_Z3fma")):
-                        _bump(g, "flops", 2 * _lanes(str(inst.type)))
-                    elif str(inst.type).startswith(_FLOAT_TYPES) and callee not in _WORK_ITEM:
-                        _bump(g, "flops", _lanes(str(inst.type)))
+                        _bump(g, "flops", 2 * self._lanes(inst))
+                    elif _FLOAT_RESULT.match(self.text[inst]) and callee not in _WORK_ITEM:
+                        _bump(g, "flops", self._lanes(inst))
                     elif not callee.startswith("llvm.") and callee not in _WORK_ITEM:
                         for o in ops[:-1]:  # an opaque call may read and write any buffer it is given
-                            if str(o.type).startswith("ptr"):
+                            if self.tstr(o).startswith("ptr"):
                                 base, _ = self._base(self.value(o))
                                 if base:
                                     read.add(base)
@@ -687,7 +737,7 @@ class KernelWalk:
         out: list[Access],
         g: dict[str, float],
     ) -> None:
-        space = _space(str(ptr.type))
+        space = _space(self.tstr(ptr))
         size = self.layout.size(type_text) or 0
         if space == "private":
             return
@@ -705,9 +755,13 @@ class KernelWalk:
         d1: tuple[Pattern | None, int | None, str | None] = (None, None, None)
         if self.dims_used >= 2 or self._mentions_dim(off, 1):
             d1 = self.classify(off, 1, unit)
-        pos = self._pos(inst) or (0, 0)
+        pos = self._pos(inst)
+        if pos is None:  # hoisted out of a loop, its location dropped: the address computation has one
+            pptr = ptr if ptr in self.inst_block else None
+            pos = (self._pos(pptr) if pptr is not None else None) or self._block_pos(self.inst_block[inst])
+        pos = pos or (0, 0)
         if kind == "store":  # a store's location is its '='; the subscript it writes reads better
-            pptr = self.canon.get(ptr)
+            pptr = ptr if ptr in self.inst_block else None
             ppos = self._pos(pptr) if pptr is not None else None
             if ppos is not None and ppos[0] == pos[0]:
                 pos = ppos
@@ -793,21 +847,27 @@ class KernelWalk:
                 if new != pdom[b]:
                     pdom[b] = new
                     changed = True
+        def control_deps(b: int) -> list[int]:
+            """Branches that decide whether ``b`` runs: b post-dominates one successor, not the branch."""
+            return [c for c in self.rpo if len(self.succ[c]) >= 2 and b not in pdom[c]
+                    and any(b in pdom[s] for s in self.succ[c])]
+
         out = []
         for bb, inst in barriers:
-            for c in self.rpo:
+            todo, seen = control_deps(bb), set()
+            while todo:
+                c = todo.pop(0)
+                if c in seen:
+                    continue
+                seen.add(c)
                 term = self.insts[c][-1]
-                if len(self.succ[c]) < 2 or bb in pdom[c]:
-                    continue
-                if not self._reaches(c, bb):
-                    continue
-                cond = self.canon.get(list(term.operands)[0], list(term.operands)[0])
-                if not self._varies(cond):
-                    continue
-                bpos = self._pos(inst) or (0, 0)
-                cpos = self._pos(term) or self._pos(cond) if cond in self.inst_block else self._pos(term)
-                out.append((bpos[0], bpos[1], (cpos or (0, 0))[0]))
-                break
+                cond = self.opers(term)[0]
+                if self._varies(cond):
+                    bpos = self._pos(inst) or (0, 0)
+                    cpos = self._pos(term) or (self._pos(cond) if cond in self.inst_block else None)
+                    out.append((bpos[0], bpos[1], (cpos or (0, 0))[0]))
+                    break
+                todo += control_deps(c)
         return out
 
     def _reaches(self, a: int, b: int) -> bool:
