@@ -18,6 +18,9 @@ from clperf.errors import DeviceError
 from clperf.paths import ensure, state_dir
 from clperf.records import Device
 
+# What people call a platform whose official name does not say it.
+_NICKNAMES = {"Portable Computing Language": "PoCL", "Intel(R) OpenCL": "Intel CPU runtime"}
+
 
 def _kind(t: int) -> str:
     if t & cl.device_type.GPU:
@@ -118,8 +121,9 @@ def discover(measure: bool = True, remeasure: bool = False) -> list[Device]:
 
 
 def select(text: str | None, measure: bool = False) -> Device:
-    """The device whose device or platform name contains ``text`` (case-insensitive); None picks the first
-    GPU, else the first device. Raises DeviceError naming the devices that exist."""
+    """The device whose device or platform name contains ``text`` (case-insensitive; "pocl" also matches
+    PoCL's platform); None picks the first GPU, else the first device. Raises DeviceError naming the
+    devices that exist."""
     devices = discover(measure=measure)
     if not devices:
         raise DeviceError("no OpenCL device found (is an ICD installed? see OCL_ICD_VENDORS)")
@@ -127,7 +131,8 @@ def select(text: str | None, measure: bool = False) -> Device:
         return devices[0]
     needle = text.strip().lower()
     for d in devices:
-        if needle in d.name.lower() or needle in d.platform.lower():
+        names = (d.name, d.platform, _NICKNAMES.get(d.platform, ""))
+        if any(needle in n.lower() for n in names if n):
             return d
     names = "; ".join(f"{d.name} ({d.platform})" for d in devices)
     raise DeviceError(f"no OpenCL device matches {text!r}; devices: {names}")

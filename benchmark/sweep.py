@@ -302,7 +302,7 @@ def _run_kernel(k: SweepKernel, todo: list[tuple[Variant, str]], device: Device,
                 seed: int, flusher: _Flusher, summary: Summary, emit: Event) -> tuple[Worker | None, bool]:
     """Measure ``todo`` for one kernel, restarting the worker after a fault. Returns (worker, stopped)."""
     pending = list(todo)
-    deaths_without_result = 0
+    deaths_before_build = 0
     while pending:
         if worker is None or not worker.alive:
             if worker is not None:
@@ -318,6 +318,7 @@ def _run_kernel(k: SweepKernel, todo: list[tuple[Variant, str]], device: Device,
         })
         got = 0
         first = True
+        built = False
         try:
             while True:
                 wait = variant_timeout_s + (build_timeout_s if first else 0.0)
@@ -333,6 +334,9 @@ def _run_kernel(k: SweepKernel, todo: list[tuple[Variant, str]], device: Device,
                         raise _OutOfTime from e
                     raise
                 first = False
+                if reply["type"] == "built":
+                    built = True
+                    continue
                 if reply["type"] == "done":
                     return worker, bool(reply.get("stopped"))
                 if reply["type"] != "result":
@@ -357,8 +361,8 @@ def _run_kernel(k: SweepKernel, todo: list[tuple[Variant, str]], device: Device,
                 msg = f"still running after {variant_timeout_s:g} s; stopped" if e.timed_out else str(e)
                 _record(k, v, key, device, status, msg, (), flusher, summary, emit)
             pending = pending[crashed + 1:]
-            deaths_without_result = deaths_without_result + 1 if got == 0 else 0
-            if deaths_without_result >= 2:  # the build itself kills the worker: mark the rest, move on
+            deaths_before_build = 0 if built else deaths_before_build + 1
+            if deaths_before_build >= 2:  # building kills the worker: mark the rest, move on
                 for v, key in pending:
                     _record(k, v, key, device, "crash", f"not run: the worker died twice in a row ({e})", (),
                             flusher, summary, emit)

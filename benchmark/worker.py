@@ -10,7 +10,8 @@ Requests:
 * ``{"op": "open", "device": Device JSON}`` -> ``{"type": "opened", "address_bits": ..}``
 * ``{"op": "measure", "source", "kernel", "options", "params", "scenarios": [Scenario JSON], "policy",
   "seed", "check", "reference": [source, kernel] | null, "progress": bool, "deadline": epoch | null}``
-  -> for each scenario in order ``{"type": "result", "index": i, "status", "error", "times_ms", "checked"}``
+  -> ``{"type": "built"}`` once the program is built, then for each scenario in order
+  ``{"type": "result", "index": i, "status", "error", "times_ms", "checked"}``
   (``progress`` messages in between when asked), then ``{"type": "done", "stopped": bool}``. A program is
   built once and kept for later requests; buffers are allocated once per request at the largest size any
   scenario needs and re-filled only when a scenario's sizes or fills change.
@@ -144,6 +145,7 @@ class Runner:
                       "checked": False})
             send({"type": "done", "stopped": False})
             return True
+        send({"type": "built"})
         plans: list[list[BufferPlan] | KernelFault] = []
         for sc in scenarios:
             try:

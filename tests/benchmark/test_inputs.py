@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from clperf.benchmark.inputs import ArrayCache, element_type, make_array, scalar_value
 from clperf.benchmark.runner import benchmark
 from clperf.benchmark.timing import Policy
+
 from clperf.errors import ScenarioError
 from clperf.records import Param
 from clperf.scenario import parse_flags
