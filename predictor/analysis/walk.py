@@ -165,6 +165,7 @@ class KernelWalk:
         self.sym_deps: dict[str, frozenset[int]] = {}
         self.sym_load: set[str] = set()  # symbols that are loaded values
         self.sym_block: dict[str, int] = {}
+        self.slow_deps: dict[str, frozenset[int]] = {}  # q: symbols (floor divisions) and what they vary on
         self.counter = 0
         self.depth = 0
         self.loop_of_header: dict[int, int] = {}
@@ -402,7 +403,7 @@ class KernelWalk:
             k = self._const(ops[1])
             if k is not None and k > 0:
                 div = (1 << k) if op in ("lshr", "ashr") and k < 64 else k
-                return poly.scale(self.value(ops[0]), Fraction(1, div))
+                return self._floor_div(v, self.value(ops[0]), div)
         if op in ("urem", "srem"):
             # i % w: neighbours still step by 1 within a row; good enough for strides, not for values
             return self._like(v, self.value(ops[0]), ops)
@@ -410,6 +411,8 @@ class KernelWalk:
             k = self._const(ops[1])
             if k is not None and k > 0 and (k & (k + 1)) == 0:  # x & (2^n - 1) == x % 2^n
                 return self._like(v, self.value(ops[0]), ops)
+            if k is not None and k < 0 and (-k & (-k - 1)) == 0:  # x & -2^n == 2^n * floor(x / 2^n)
+                return poly.scale(self._floor_div(v, self.value(ops[0]), -k), -k)
         if op == "getelementptr":
             return self._gep(v, ops, text)
         if op == "call":
@@ -437,6 +440,21 @@ class KernelWalk:
             if o in self.inst_block or o in self.args:
                 deps |= self.deps(self.value(o))
         return self._opaque(v, deps)
+
+    def _floor_div(self, v: Any, x: Poly, d: int) -> Poly:
+        """``floor(x / d)``: exact enough as ``x / d`` for small ``d``; for ``d >= 16`` neighbouring
+        work-items share the value, so it becomes a symbol that is uniform for strides (but still varies
+        for control flow: ``if (lid / 32 == 0)`` is divergent)."""
+        c = poly.constant_value(x)
+        if c is not None:
+            return poly.const(c // d)
+        if d < 16 or not self.deps(x) or all((cf / d).denominator == 1 for cf in x.values()):
+            return poly.scale(x, Fraction(1, d))
+        self.counter += 1
+        name = f"q:{self.counter}"
+        self.sym_deps[name] = frozenset()
+        self.slow_deps[name] = self.deps(x)
+        return poly.sym(name)
 
     def _like(self, v: Any, approx: Poly, ops: list[Any]) -> Poly:
         return approx
@@ -574,7 +592,8 @@ class KernelWalk:
         return None, False
 
     def _varies(self, v: Any) -> bool:
-        return bool(self.deps(self.value(v)))
+        p = self.value(v)
+        return bool(self.deps(p)) or any(self.slow_deps.get(s) for s in poly.symbols(p))
 
     # ---- positions -----------------------------------------------------------------------------------
 

@@ -1,0 +1,308 @@
+"""The IR analysis, one feature per test: a tiny kernel and its expected result, written by hand."""
+
+from __future__ import annotations
+
+import pytest
+from clperf.predictor.report import KernelReport, analyze_text
+
+
+def kernel(src: str, name: str | None = None) -> KernelReport:
+    rep = analyze_text(src)
+    assert rep.compiled, [d.message for d in rep.diagnostics]
+    ks = [k for k in rep.kernels if name is None or k.name == name]
+    assert ks, f"kernel {name} not found"
+    return ks[0]
+
+
+def accesses(k: KernelReport, param: str, kind: str = "load"):
+    return [a for a in k.accesses if a.param == param and a.kind == kind]
+
+
+def one(k: KernelReport, param: str, kind: str = "load"):
+    found = accesses(k, param, kind)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_contiguous_copy():
+    k = kernel("""
+kernel void copy(global const float *a, global float *b) {
+    int i = get_global_id(0);
+    b[i] = a[i];
+}""")
+    a, b = one(k, "a"), one(k, "b", "store")
+    assert (a.pattern, a.stride, a.line, a.in_loop, a.element_size) == ("contiguous", 1, 4, False, 4)
+    assert (b.pattern, b.stride, b.line) == ("contiguous", 1, 4)
+    assert a.address_space == "global"
+    params = {p.name: p for p in k.params}
+    assert params["a"].read and not params["a"].written and params["a"].const
+    assert params["b"].written and not params["b"].read
+    assert k.ops.global_load_bytes == 4 and k.ops.global_store_bytes == 4
+
+
+def test_strided_by_constant():
+    k = kernel("""
+kernel void s(global const float *a, global float *b) {
+    int i = get_global_id(0);
+    b[i] = a[i * 4 + 1];
+}""")
+    a = one(k, "a")
+    assert (a.pattern, a.stride, a.stride_expr) == ("strided", 4, None)
+
+
+def test_strided_by_argument():
+    k = kernel("""
+kernel void s(global const float *a, global float *b, int n) {
+    int i = get_global_id(0);
+    b[i] = a[i * n];
+}""")
+    a = one(k, "a")
+    assert (a.pattern, a.stride, a.stride_expr) == ("strided", None, "n")
+
+
+def test_2d_row_versus_column_access():
+    k = kernel("""
+kernel void t(global const float *a, global float *b, int w, int h) {
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    b[x * h + y] = a[y * w + x];
+}""")
+    row, col = one(k, "a"), one(k, "b", "store")
+    assert k.dims == 2
+    assert (row.pattern, row.stride) == ("contiguous", 1)
+    assert (row.dim1_pattern, row.dim1_stride_expr) == ("strided", "w")
+    assert (col.pattern, col.stride_expr) == ("strided", "h")
+    assert (col.dim1_pattern, col.dim1_stride) == ("contiguous", 1)
+
+
+def test_gather_through_index_array_is_indirect():
+    k = kernel("""
+kernel void g(global const float *a, global const int *idx, global float *b) {
+    int i = get_global_id(0);
+    b[i] = a[idx[i]];
+}""")
+    assert one(k, "idx").pattern == "contiguous"
+    a = one(k, "a")
+    assert (a.pattern, a.stride) == ("indirect", None)
+
+
+def test_index_loaded_from_a_uniform_address_is_not_indirect():
+    k = kernel("""
+kernel void g(global const float *a, global const int *off, global float *b) {
+    int i = get_global_id(0);
+    b[i] = a[off[0] + i];
+}""")
+    assert one(k, "off").pattern == "uniform"
+    assert one(k, "a").pattern == "contiguous"
+
+
+def test_broadcast_is_uniform():
+    k = kernel("""
+kernel void b(global const float *a, global const float *s, global float *out, int k) {
+    int i = get_global_id(0);
+    out[i] = a[i] * s[k] + s[3];
+}""")
+    loads = accesses(k, "s")
+    assert [(x.pattern, x.stride) for x in loads] == [("uniform", 0), ("uniform", 0)]
+
+
+def test_local_tile_with_barriers():
+    k = kernel("""
+#define T 16
+kernel void transpose(global const float *in, global float *out, int n) {
+    local float tile[T][T + 1];
+    int lx = get_local_id(0), ly = get_local_id(1);
+    tile[ly][lx] = in[get_global_id(1) * n + get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int ox = get_group_id(1) * T + lx, oy = get_group_id(0) * T + ly;
+    out[oy * n + ox] = tile[lx][ly];
+}""")
+    assert k.barriers == 1
+    store = one(k, "tile", "store")
+    load = one(k, "tile", "load")
+    assert store.address_space == "local" and (store.pattern, store.stride) == ("contiguous", 1)
+    assert (store.dim1_pattern, store.dim1_stride) == ("strided", 17)
+    assert (load.pattern, load.stride) == ("strided", 17)  # the transposed read walks a column of the tile
+    assert one(k, "out", "store").pattern == "contiguous"
+    assert k.ops.local_load_bytes == 4 and k.ops.local_store_bytes == 4
+    assert k.staged == ("in",)
+    assert k.divergent_barriers == ()
+
+
+def test_constant_trip_count_multiplies_counts():
+    k = kernel("""
+kernel void f(global const float *x, global float *y) {
+    int i = get_global_id(0);
+    float acc = 0.0f;
+    for (int k = 0; k < 8; k++)
+        acc += x[i + k];
+    y[i] = acc;
+}""")
+    loops = [(lp.line, lp.depth, lp.trip_count, lp.trip_expr, lp.unroll) for lp in k.loops]
+    assert loops == [(5, 1, 8, None, None)]
+    x = one(k, "x")
+    assert x.in_loop and x.loop_line == 5
+    assert k.ops.global_load_bytes == 8 * 4 and k.ops.flops == 8
+    assert not k.ops.trip_unknown
+
+
+def test_symbolic_trip_counts_and_ops_for():
+    k = kernel("""
+kernel void f(global const float *m, global float *out, int rows, int n) {
+    int i = get_global_id(0);
+    float acc = 0.0f;
+    for (int r = 0; r < rows; r++)
+        for (int c = 1; c < n; c += 2)
+            acc += m[r * n + c];
+    out[i] = acc;
+}""")
+    outer, inner = k.loops
+    assert (outer.line, outer.depth, outer.trip_count, outer.trip_expr) == (5, 1, None, "rows")
+    assert (inner.line, inner.depth, inner.trip_count, inner.trip_expr) == (6, 2, None, "ceil((n - 1) / 2)")
+    assert inner.parent == 0
+    assert k.ops.trip_unknown  # without argument values each loop counts once
+    ops = k.ops_for({"rows": 10, "n": 9})  # 10 * 4 iterations
+    assert ops.global_load_bytes == 10 * 4 * 4 + 0
+    assert ops.global_store_bytes == 4
+    assert not ops.trip_unknown
+    counts = {(a.param, a.kind): w for a, w in k.access_counts_for({"rows": 10, "n": 9})}
+    assert counts == {("m", "load"): 40, ("out", "store"): 1}
+    missing = k.ops_for({"rows": 10})
+    assert missing.trip_unknown and missing.global_load_bytes == 10 * 4
+
+
+def test_trip_count_n_minus_one():
+    k = kernel("""
+kernel void f(global float *a, int n) {
+    int i = get_global_id(0);
+    for (int j = 1; j < n; j++)
+        a[i] += 1.0f;
+}""")
+    assert k.loops[0].trip_expr == "n - 1"
+    assert k.loops[0].trips_for({"n": 5}) == 4
+
+
+def test_unknown_trip_counts():
+    k = kernel("""
+kernel void f(global const int *len, global float *out) {
+    int i = get_global_id(0);
+    float acc = 1.0f;
+    for (int j = 0; j < len[i]; j++)
+        acc *= 2.0f;
+    int t = 0;
+    while (t < i) { acc += 1.0f; t++; }
+    out[i] = acc;
+}""")
+    assert [(lp.line, lp.trip_count, lp.trip_expr, lp.varies) for lp in k.loops] == [
+        (5, None, None, True), (8, None, None, True)]
+    assert k.ops.trip_unknown
+    assert k.ops_for({"n": 4}).trip_unknown
+
+
+def test_unroll_pragma_is_read_and_loop_kept():
+    k = kernel("""
+kernel void f(global float *b) {
+    int i = get_global_id(0);
+    float acc = 0.0f;
+    #pragma unroll
+    for (int k = 0; k < 4; k++) acc += b[i + k];
+    #pragma unroll 2
+    for (int k = 0; k < 6; k++) acc *= b[i];
+    b[i] = acc;
+}""")
+    assert [(lp.line, lp.trip_count, lp.unroll) for lp in k.loops] == [(6, 4, 0), (8, 6, 2)]
+
+
+def test_vector_types_move_whole_vectors():
+    k = kernel("""
+kernel void v(global const float4 *a, global float4 *b) {
+    int i = get_global_id(0);
+    b[i] = a[i] * 2.0f;
+}""")
+    a, b = one(k, "a"), one(k, "b", "store")
+    assert (a.element_size, a.pattern, a.stride) == (16, "contiguous", 1)
+    assert (b.element_size, b.pattern) == (16, "contiguous")
+    assert {p.name: p.type for p in k.params} == {"a": "float4", "b": "float4"}
+    assert k.ops.global_load_bytes == 16 and k.ops.flops == 4
+
+
+def test_double_precision():
+    k = kernel("""
+kernel void d(global const double *x, global double *y, double s) {
+    int i = get_global_id(0);
+    y[i] = x[i] * s + y[i];
+}""")
+    assert one(k, "x").element_size == 8
+    assert k.ops.global_load_bytes == 16 and k.ops.global_store_bytes == 8
+    assert k.ops.flops == 2  # one fused multiply-add
+
+
+def test_atomics_builtin_and_local():
+    k = kernel("""
+kernel void h(global const int *data, global int *hist, local int *bins) {
+    int i = get_global_id(0);
+    atomic_inc(&bins[data[i] & 15]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) < 16) atomic_add(&hist[get_local_id(0)], bins[get_local_id(0)]);
+}""")
+    kinds = {(a.param, a.kind, a.address_space) for a in k.accesses}
+    assert ("bins", "atomic", "local") in kinds and ("hist", "atomic", "global") in kinds
+    assert k.ops.atomics == 2
+    hist = {p.name: p for p in k.params}["hist"]
+    assert hist.read and hist.written
+
+
+def test_atomics_cl20_atomicrmw():
+    rep = analyze_text("""
+// clperf-build: -cl-std=CL2.0
+kernel void c(global atomic_int *counter, global const int *x) {
+    if (x[get_global_id(0)] > 0)
+        atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
+}""")
+    assert rep.compiled, [d.message for d in rep.diagnostics]
+    counter = [a for a in rep.kernels[0].accesses if a.param == "counter"]
+    assert [(a.kind, a.pattern) for a in counter] == [("atomic", "uniform")]
+
+
+@pytest.mark.parametrize("index, pattern, stride", [
+    ("i / 2", "contiguous", None),          # pairs of work-items share an element
+    ("(i >> 4) * 64 + (i & 15)", "contiguous", 1),  # blocked layout: rows of 16 consecutive elements
+    ("min(i + 1, n - 1)", "contiguous", 1),  # a clamp keeps the varying side
+    ("i * i", "unknown", None),
+])
+def test_index_algebra(index: str, pattern: str, stride: int | None):
+    k = kernel(f"""
+kernel void f(global const float *a, global float *b, int n) {{
+    int i = get_global_id(0);
+    b[i] = a[{index}];
+}}""")
+    a = one(k, "a")
+    assert (a.pattern, a.stride) == (pattern, stride)
+
+
+def test_grid_stride_loop_is_contiguous():
+    k = kernel("""
+kernel void f(global float *a, int n) {
+    for (int i = get_global_id(0); i < n; i += get_global_size(0))
+        a[i] *= 2.0f;
+}""")
+    assert [a.pattern for a in k.accesses] == ["contiguous", "contiguous"]
+    assert k.loops[0].trip_count is None and k.loops[0].varies
+
+
+def test_json_shape_matches_issue():
+    rep = analyze_text("""
+kernel void copy(global const float *a, global float *b) {
+    int i = get_global_id(0);
+    b[i] = a[i];
+}""")
+    d = rep.to_json()
+    assert set(d) >= {"file", "diagnostics", "kernels", "findings"}
+    k = d["kernels"][0]
+    assert set(k) >= {"name", "line", "params", "accesses", "loops", "barriers", "ops"}
+    assert set(k["params"][0]) >= {"name", "type", "address_space", "pointer", "read", "written"}
+    assert set(k["accesses"][0]) >= {"param", "kind", "address_space", "pattern", "stride", "stride_expr",
+                                     "line", "in_loop"}
+    assert set(k["ops"]) >= {"flops", "int_ops", "global_load_bytes", "global_store_bytes",
+                             "local_load_bytes", "local_store_bytes"}
+    assert k["line"] == 2 and k["accesses"][0]["line"] == 4
