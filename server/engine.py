@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from clperf.predictor import frontend
+from clperf.server import history
 from clperf.server.settings import Settings
 from clperf.server.views import Problem, Span
 
 from clperf.errors import ClperfError, ScenarioError
-from clperf.records import Device, Estimate, Scenario
+from clperf.records import Device, Estimate, Measurement, Scenario
 from clperf.scenario import ScenarioSpec, parse_flags, resolve
 
 log = logging.getLogger("clperf.server")
@@ -40,6 +41,7 @@ class KernelResult:
     estimate_problem: str | None  # why there is no estimate
     loop_shares: Mapping[int, float] = field(default_factory=dict)  # loop line -> share of time, 0..1
     traffic: Any | None = None  # clperf.predictor.roofline.Traffic: bytes and ops of the whole launch
+    last_measured: Measurement | None = None  # newest stored run of exactly this source
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,7 @@ def analyze(job: Job) -> Analysis:
     report = analyze_text(job.text, Path(job.path) if job.path else None, job.settings.build_options)
     problems = compile_problems(report) + finding_problems(report, job.settings)
     parsed = {k.name: k for k in frontend.parse(job.text)}
+    digest = source_hash(job.text)
     kernels: dict[str, KernelResult] = {}
     for kr in getattr(report, "kernels", ()):
         fk = parsed.get(kr.name)
@@ -169,10 +172,10 @@ def analyze(job: Job) -> Analysis:
         else:
             est, traffic, est_problem = None, None, "the file does not compile"
         kernels[kr.name] = KernelResult(kr.name, kr, scenario, scen_problem, est, est_problem,
-                                        loop_shares(kr, fk, scenario, job.device), traffic)
+                                        loop_shares(kr, fk, scenario, job.device), traffic,
+                                        history.last_measured(kr.name, digest))
     elapsed = (time.perf_counter() - start) * 1e3
-    return Analysis(job.uri, job.version, source_hash(job.text), job.device, tuple(problems), kernels,
-                    elapsed)
+    return Analysis(job.uri, job.version, digest, job.device, tuple(problems), kernels, elapsed)
 
 
 def failed(job: Job, error: BaseException) -> Analysis:

@@ -16,6 +16,8 @@ from clperf.server.engine import Analysis, KernelResult
 from clperf.server.hints import access_tooltip
 from clperf.server.views import HoverText, Span
 
+from clperf.records import Measurement
+
 
 def _scenario_rows(result: KernelResult) -> list[tuple[str, str]]:
     s = result.scenario
@@ -53,15 +55,16 @@ def kernel_markdown(result: KernelResult, device: Any, measured: Measured | None
         rows.append(("model", f"{est.model_name} {est.model_version}{calibrated}"
                               + (" (cached)" if est.cached else "")))
     rows += _scenario_rows(result)
-    rows.append(("last measured", _measured_text(measured)))
+    rows.append(("last measured", _measured_text(measured, result.last_measured)))
     lines += ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows]
     return "\n".join(lines)
 
 
-def _measured_text(measured: Measured | None) -> str:
-    if measured is None:
-        return "never in this session (run the Benchmark lens)"
-    m = measured.measurement
+def _measured_text(measured: Measured | None, stored: Measurement | None) -> str:
+    if measured is None and stored is None:
+        return "never, for this exact source (run the Benchmark lens)"
+    m = measured.measurement if measured is not None else stored
+    assert m is not None
     if m.status != "ok" or m.median_ms is None:
         return f"{m.status} on {m.device.name}: {m.error or ''}".strip()
     cv = f", CV {m.cv * 100:.1f}%" if m.cv is not None else ""

@@ -65,6 +65,13 @@ async def client(request: pytest.FixtureRequest, lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
+@pytest_lsp.fixture(config=CONFIG)
+async def bare(lsp_client: LanguageClient):
+    """A server not yet initialised: the test calls ``lsp.start(bare, spec, settings)`` itself."""
+    yield
+    await lsp_client.shutdown_session()
+
+
 async def until(predicate: Callable[[], Any], timeout_s: float = 60.0, what: str = "condition") -> Any:
     """Poll ``predicate`` (cheap, client-side state) until it returns something truthy."""
     deadline = time.monotonic() + timeout_s
@@ -77,19 +84,31 @@ async def until(predicate: Callable[[], Any], timeout_s: float = 60.0, what: str
 
 
 def published(client: LanguageClient, uri: str, version: int | None = None) -> list[Any]:
-    return [p for p in client.published  # type: ignore[attr-defined]
-            if p.uri == uri and (version is None or p.version == version)]
+    return [
+        p
+        for p in client.published  # type: ignore[attr-defined]
+        if p.uri == uri and (version is None or p.version == version)
+    ]
 
 
-async def open_doc(client: LanguageClient, text: str, name: str = "k.cl", version: int = 1,
-                   folder: Path | None = None, wait: bool = True) -> str:
+async def open_doc(
+    client: LanguageClient,
+    text: str,
+    name: str = "k.cl",
+    version: int = 1,
+    folder: Path | None = None,
+    wait: bool = True,
+) -> str:
     """Open ``text`` as a document (under a temp folder so relative paths resolve) and wait for its
     first diagnostics."""
     path = (folder or Path(tempfile.mkdtemp(prefix="clperf-doc-"))) / name
     path.write_text(text)
     uri = path.as_uri()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="opencl", version=version, text=text)))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="opencl", version=version, text=text)
+        )
+    )
     if wait:
         await until(lambda: published(client, uri, version), what=f"diagnostics of {name} v{version}")
     return uri
@@ -101,12 +120,16 @@ def fixture_text(name: str) -> str:
 
 def replace_all(client: LanguageClient, uri: str, text: str, version: int, save: bool = True) -> None:
     """A whole-document change (as a client sends after an external edit), then a save."""
-    client.text_document_did_change(types.DidChangeTextDocumentParams(
-        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-        content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
     if save:
-        client.text_document_did_save(types.DidSaveTextDocumentParams(
-            text_document=types.TextDocumentIdentifier(uri=uri)))
+        client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
 
 
 def doc_id(uri: str) -> types.TextDocumentIdentifier:
@@ -124,6 +147,16 @@ def line_of(text: str, needle: str) -> int:
 @pytest.fixture
 def lsp() -> SimpleNamespace:
     """The helpers above, for test modules (importlib import mode: they cannot import conftest)."""
-    return SimpleNamespace(until=until, published=published, open_doc=open_doc, fixture_text=fixture_text,
-                           replace_all=replace_all, doc_id=doc_id, line_of=line_of, start=start, home=HOME,
-                           data=DATA, settings=TEST_SETTINGS)
+    return SimpleNamespace(
+        until=until,
+        published=published,
+        open_doc=open_doc,
+        fixture_text=fixture_text,
+        replace_all=replace_all,
+        doc_id=doc_id,
+        line_of=line_of,
+        start=start,
+        home=HOME,
+        data=DATA,
+        settings=TEST_SETTINGS,
+    )

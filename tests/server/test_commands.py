@@ -11,7 +11,8 @@ from pytest_lsp import LanguageClient
 
 async def command(client: LanguageClient, name: str, *args: object) -> object:
     return await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command=name, arguments=list(args) or None))
+        types.ExecuteCommandParams(command=name, arguments=list(args) or None)
+    )
 
 
 @pytest.mark.e2e
@@ -46,7 +47,9 @@ async def test_benchmark_kernel_updates_lens_and_store(client: LanguageClient, l
     assert run["median_ms"] > 0 and run["repetitions"] >= 5
     # progress: begin ... end, on a token the server created
     if client.capabilities.window and client.capabilities.window.work_done_progress:
-        reports = [r for token, rs in client.progress_reports.items() if "benchmark" in str(token) for r in rs]
+        reports = [
+            r for token, rs in client.progress_reports.items() if "benchmark" in str(token) for r in rs
+        ]
         assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].cancellable
         assert isinstance(reports[-1], types.WorkDoneProgressEnd)
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=lsp.doc_id(uri)))
@@ -73,11 +76,17 @@ async def test_crashing_kernel_leaves_the_server_answering(client: LanguageClien
     uri = await lsp.open_doc(client, text)
     result = await command(client, "clperf.benchmark", uri)
     assert result[0]["status"] in ("crash", "timeout"), result
-    hover = await client.text_document_hover_async(types.HoverParams(
-        text_document=lsp.doc_id(uri), position=types.Position(line=lsp.line_of(text, "wild_write"), character=20)))
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=lsp.doc_id(uri),
+            position=types.Position(line=lsp.line_of(text, "wild_write"), character=20),
+        )
+    )
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=lsp.doc_id(uri)))
-    assert any(lens.command and lens.command.title.startswith("benchmark crash") for lens in lenses) or \
-        result[0]["status"] == "timeout"
+    assert (
+        any(lens.command and lens.command.title.startswith("benchmark crash") for lens in lenses)
+        or result[0]["status"] == "timeout"
+    )
     assert hover is None or "wild_write" in hover.contents.value
 
 

@@ -25,10 +25,14 @@ async def test_capabilities(client: LanguageClient) -> None:
 
 def test_import_path_is_light() -> None:
     """Building the server imports neither torch, pyopencl nor llvmlite (they load later, off the loop)."""
-    code = ("import sys, time; t=time.perf_counter(); from clperf.server.wiring import build_server; "
-            "build_server(); print(time.perf_counter()-t); "
-            "print(sorted(m for m in ('torch','pyopencl','llvmlite','transformers') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    code = (
+        "import sys, time; t=time.perf_counter(); from clperf.server.wiring import build_server; "
+        "build_server(); print(time.perf_counter()-t); "
+        "print(sorted(m for m in ('torch','pyopencl','llvmlite','transformers') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
     assert out[1] == "[]", out
 
 
@@ -38,12 +42,22 @@ def test_initialize_answers_quickly(flag: list[str]) -> None:
     """Spawn -> initialize response, measured the way an editor sees it (generous bound for a shared CI)."""
     import json
 
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                       "params": {"processId": None, "rootUri": None, "capabilities": {}}})
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"processId": None, "rootUri": None, "capabilities": {}},
+        }
+    )
     msg = f"Content-Length: {len(body)}\r\n\r\n{body}".encode()
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "clperf.server", *flag], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clperf.server", *flag],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(msg)
     proc.stdin.flush()

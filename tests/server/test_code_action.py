@@ -1,0 +1,56 @@
+"""textDocument/codeAction: #pragma unroll for unroll candidates, a scenario directive for defaults."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+
+async def actions(
+    client: LanguageClient, uri: str, line: int, diags: list[types.Diagnostic]
+) -> list[types.CodeAction]:
+    return await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(
+                start=types.Position(line=line, character=0), end=types.Position(line=line, character=0)
+            ),
+            context=types.CodeActionContext(diagnostics=diags),
+        )
+    )
+
+
+@pytest.mark.e2e
+async def test_unroll_pragma(client: LanguageClient, lsp) -> None:
+    text = lsp.fixture_text("kernels.cl")
+    uri = await lsp.open_doc(client, text)
+    diag = next(d for d in client.diagnostics[uri] if d.code == "unroll-candidate")
+    found = await actions(client, uri, diag.range.start.line, [diag])
+    fix = next(a for a in found if a.title.startswith("Insert #pragma unroll 8"))
+    assert "predicted" in fix.title, fix.title  # the estimator ran on the edited file
+    edit = fix.edit.changes[uri][0]
+    loop_line = lsp.line_of(text, "for (int k = 0; k < 8; k++)")
+    assert edit.range.start == types.Position(line=loop_line, character=0)
+    assert edit.new_text == "    #pragma unroll 8\n"
+    assert fix.kind == types.CodeActionKind.QuickFix
+
+
+@pytest.mark.e2e
+async def test_scenario_directive_for_defaults(client: LanguageClient, lsp) -> None:
+    text = lsp.fixture_text("kernels.cl")
+    uri = await lsp.open_doc(client, text)
+    line = lsp.line_of(text, "a[i] = a[i] * s;")
+    found = await actions(client, uri, line, [])
+    fix = next(a for a in found if a.title.startswith("Add a scenario directive for scale"))
+    edit = fix.edit.changes[uri][0]
+    assert edit.range.start.line == lsp.line_of(text, "void scale(")
+    assert edit.new_text == "// clperf: --global 1048576 --arg a=1048576 --arg s=1.5\n"
+    # applying it: the kernel no longer runs on defaults, the action goes away
+    fixed = text.replace("__kernel void scale", edit.new_text + "__kernel void scale")
+    lsp.replace_all(client, uri, fixed, version=2)
+    await lsp.until(lambda: lsp.published(client, uri, 2))
+    again = await actions(client, uri, line + 1, [])
+    assert not any(a.title.startswith("Add a scenario directive") for a in again)
+    # kernels with a directive never get one
+    assert not any("strided" in a.title for a in await actions(client, uri, 5, []))

@@ -1,0 +1,57 @@
+"""textDocument/hover: the estimate's breakdown on a kernel name, the pattern on an access."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+
+async def hover(client: LanguageClient, uri: str, line: int, character: int) -> types.Hover | None:
+    return await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=line, character=character),
+        )
+    )
+
+
+@pytest.mark.e2e
+async def test_kernel_breakdown(client: LanguageClient, lsp) -> None:
+    text = lsp.fixture_text("kernels.cl")
+    uri = await lsp.open_doc(client, text)
+    line = lsp.line_of(text, "void strided(")
+    h = await hover(client, uri, line, text.split("\n")[line].index("strided") + 2)
+    md = h.contents.value
+    for row in (
+        "| time | ≈",
+        "| cycles |",
+        "| bound |",
+        "| bandwidth utilisation |",
+        "| bytes moved |",
+        "| model | roofline",
+        "| scenario | global 65536, local 64",
+        "| defaulted | nothing",
+        "| last measured |",
+    ):
+        assert row in md, (row, md)
+    assert h.range.start.line == line
+
+
+@pytest.mark.e2e
+async def test_defaulted_scenario_is_named(client: LanguageClient, lsp) -> None:
+    text = lsp.fixture_text("kernels.cl")
+    uri = await lsp.open_doc(client, text)
+    line = lsp.line_of(text, "void scale(")
+    md = (await hover(client, uri, line, text.split("\n")[line].index("scale"))).contents.value
+    assert "| defaulted | global, a, s" in md, md
+
+
+@pytest.mark.e2e
+async def test_access_pattern(client: LanguageClient, lsp) -> None:
+    text = lsp.fixture_text("kernels.cl")
+    uri = await lsp.open_doc(client, text)
+    line = lsp.line_of(text, "in[i * 32]")
+    h = await hover(client, uri, line, text.split("\n")[line].index("in[i * 32]") + 1)
+    assert "strided" in h.contents.value and "32 elements" in h.contents.value
+    assert await hover(client, uri, 0, 3) is None  # a comment: nothing to say
