@@ -34,6 +34,12 @@ fi
 stamp=.venv/.clperf-installed
 want=$(sha256sum pyproject.toml | cut -c1-16)
 if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]] || ! .venv/bin/python -c "import clperf" 2>/dev/null; then
-  .venv/bin/pip install -q -e ".[dev]"
+  log=$(mktemp)
+  if ! .venv/bin/pip install -q -e ".[dev]" >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "setup: installing clperf failed (pip output above)" >&2
+    exit 1
+  fi
+  rm -f "$log"
   echo "$want" > "$stamp"
 fi
