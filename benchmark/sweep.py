@@ -157,13 +157,15 @@ def variants(k: SweepKernel, device: Device, max_variants: int = 40,
     if len(combos) > 8 * max_variants:  # keep resolving cheap for wide specs
         combos = rng.sample(combos, 8 * max_variants)
     points: list[tuple[Scenario, dict[str, int]]] = []
+    first_error: ScenarioError | None = None
     for combo in combos:
         values = {r.name: v for r, v in zip(ranges, combo, strict=True)}
         spec = ScenarioSpec(base.global_size, base.local_size,
                             {**base.args, **{n: str(v) for n, v in values.items()}}, base.fills)
         try:
             sc = resolve(spec, k.params, k.dims_used)
-        except ScenarioError:
+        except ScenarioError as e:
+            first_error = first_error or e
             continue
         if any(b > max_buffer_bytes for b in _buffer_bytes(sc, k.params)):
             continue
@@ -173,7 +175,8 @@ def variants(k: SweepKernel, device: Device, max_variants: int = 40,
                 vals["local"] = local[0]
             points.append((replace(sc, local_size=local), vals))
     if not points:
-        raise ScenarioError("no variant of the sweep spec is valid on this device")
+        why = f" (e.g. {first_error})" if first_error else f" (buffers over {max_buffer_bytes >> 20} MiB?)"
+        raise ScenarioError("no variant of the sweep spec is valid on this device" + why)
     picked = sorted(rng.sample(range(len(points)), max_variants)) if len(points) > max_variants \
         else list(range(len(points)))
     out = [Variant(i, points[i][0], points[i][1]) for i in picked]
