@@ -87,7 +87,7 @@ _INVERT = {
     "eq": "ne",
     "ne": "eq",
 }
-_MAX_DEPTH = 300
+_MAX_DEPTH = 120
 _CALLEE = re.compile(r" @([\w.$\"-]+)\(")
 _OPCODE = re.compile(r"^(?:%[\w.$\"-]+ = )?(?:tail |musttail |notail )?([a-z]+)\b")
 _VECTOR_RESULT = re.compile(
@@ -508,17 +508,34 @@ class KernelWalk:
                 step = self._induction_step(v, latch_op, k)
                 if step is not None:
                     return poly.add(self.value(start_op), poly.mul(step, poly.sym(f"it:{k}")))
+        if k is not None:
+            # a loop-carried value that is not an induction: an opaque symbol, placed in the memo before
+            # the values coming round the back edge are computed (they may depend on it)
+            lp = self.loops[k]
+            start = [self.value(o) for o, b in zip(ops, incoming, strict=False) if b not in lp.blocks]
+            sym = self._opaque(v, frozenset().union(*(self.deps(p) for p in start)))
+            name = next(iter(sym))[0]
+            self.memo[v] = sym
+            for o, b in zip(ops, incoming, strict=False):
+                p = start[0] if b not in lp.blocks and start else self.value(o)
+                self.sym_deps[name] = self.sym_deps[name] | self.deps(p)
+                if any(s_ in self.sym_load for s_ in poly.symbols(p)):
+                    self.sym_load.add(name)
+            return sym
         polys = [self.value(o) for o in ops]
         if all(p == polys[0] for p in polys[1:]):
             return polys[0]
         deps = frozenset().union(*(self.deps(p) for p in polys))
-        return self._opaque(v, deps)
+        sym = self._opaque(v, deps)
+        if any(s_ in self.sym_load for p in polys for s_ in poly.symbols(p)):
+            self.sym_load.add(next(iter(sym))[0])
+        return sym
 
     def _induction_step(self, phi: Any, latch_op: Any, k: int) -> Poly | None:
         """``phi_next - phi`` when it is loop-invariant, computed with ``phi`` as a placeholder symbol."""
         saved = self.memo
         self.memo = dict(saved)
-        marker = f"~phi:{id(phi)}"
+        marker = f"~phi:{phi}"
         self.memo[phi] = poly.sym(marker)
         try:
             nxt = self.value(latch_op)

@@ -306,3 +306,19 @@ kernel void copy(global const float *a, global float *b) {
     assert set(k["ops"]) >= {"flops", "int_ops", "global_load_bytes", "global_store_bytes",
                              "local_load_bytes", "local_store_bytes"}
     assert k["line"] == 2 and k["accesses"][0]["line"] == 4
+
+
+def test_loop_carried_non_induction_values_terminate():
+    # a compare-and-swap retry loop: the loaded value goes round the loop (no induction variable)
+    k = kernel("""
+inline void atomic_addf(volatile global float *p, float v) {
+    union { uint u; float f; } o, nv;
+    do { o.f = *p; nv.f = o.f + v; }
+    while (atomic_cmpxchg((volatile global uint *)p, o.u, nv.u) != o.u);
+}
+kernel void f(global const int *idx, global float *y) {
+    atomic_addf(&y[idx[get_global_id(0)]], 1.0f);
+}""")
+    assert {(a.param, a.kind, a.pattern) for a in k.accesses} == {
+        ("idx", "load", "contiguous"), ("y", "load", "indirect"), ("y", "atomic", "indirect")}
+    assert k.loops[0].trip_count is None and k.loops[0].varies
