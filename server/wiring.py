@@ -47,6 +47,7 @@ class ClperfServer(LanguageServer):
         self.speedups: dict[tuple[str, str, str], str] = {}
         self.caps: types.ClientCapabilities | None = None
         self.pending_problems: list[str] = []
+        self._parse_timers: dict[str, asyncio.TimerHandle] = {}
 
     # --- capabilities and settings ------------------------------------------------------------------
     def supports(self, *path: str) -> bool:
@@ -127,6 +128,20 @@ class ClperfServer(LanguageServer):
     def kernels(self, doc: Any) -> list[Any]:
         return self.docs.kernels(doc.uri, doc.source, doc.version)
 
+    def parse_soon(self, uri: str, delay_s: float = 0.05) -> None:
+        """Re-parse after a burst of keystrokes settles (views parse on demand if they come first)."""
+        timer = self._parse_timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+
+        def parse() -> None:
+            self._parse_timers.pop(uri, None)
+            doc = self.document(uri)
+            if doc is not None:
+                self.kernels(doc)
+
+        self._parse_timers[uri] = asyncio.get_running_loop().call_later(delay_s, parse)
+
     # --- code-action speedups (worker thread) --------------------------------------------------------
     def speedup(self, uri: str, text: str, kernel: str, new_text: str) -> str:
         key = (engine.source_hash(new_text), kernel, repr(self.settings) + (self.targets.override or ""))
@@ -193,9 +208,7 @@ def _register_documents(server: ClperfServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @guarded("didChange")
     def did_change(ls: ClperfServer, params: types.DidChangeTextDocumentParams) -> None:
-        doc = ls.document(params.text_document.uri)
-        if doc is not None:
-            ls.kernels(doc)  # the cheap parse: lenses and hints follow the text between saves
+        ls.parse_soon(params.text_document.uri)  # the cheap parse: views follow the text between saves
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     @guarded("didSave")
