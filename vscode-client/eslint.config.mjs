@@ -14,7 +14,7 @@ export default tseslint.config(
       "@typescript-eslint/no-floating-promises": "error",
       "@typescript-eslint/explicit-function-return-type": ["error", { allowExpressions: true }],
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
-      eqeqeq: "error",
+      eqeqeq: ["error", "always", { null: "ignore" }],
       curly: ["error", "multi-line"],
     },
   },

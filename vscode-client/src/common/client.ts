@@ -95,7 +95,7 @@ export class ServerManager implements vscode.Disposable {
         { scheme: "untitled", language: "opencl" },
       ],
       synchronize: { configurationSection: SECTION },
-      initializationOptions: settings,
+      initializationOptions: { [SECTION]: settings },
       outputChannel: this.log,
       traceOutputChannel: this.log,
     };

@@ -1,17 +1,38 @@
 /**
  * The client-side commands. Benchmarks and device selection go to the server's own commands
- * (`clperf.benchmark`, `clperf.selectDevice`); these add what only the editor knows: which kernel the
- * cursor is in, and a quick pick of devices.
+ * (`clperf.benchmark`, `clperf.selectDevice`, see docs/server.md); these add what only the editor knows:
+ * where the cursor is, and a quick pick of devices. Progress and cancellation come from the server's
+ * work-done progress (progress.ts).
  */
 import * as vscode from "vscode";
 import type { ServerManager } from "./client";
-import { kernelAt, kernelsIn } from "./kernels";
 import type { Log } from "./logging";
 import type { StatusBar } from "./statusBar";
 
+/** One of `clperf.selectDevice`'s choices; `text` is what selects it. */
 interface DeviceChoice {
-  name: string;
+  label: string;
+  text: string;
+  type?: string;
+  source?: string;
   platform?: string;
+}
+
+interface Selected {
+  device?: string;
+  platform?: string;
+  error?: string;
+}
+
+/** One kernel's outcome from `clperf.benchmark`. */
+interface Outcome {
+  kernel: string;
+  status: string;
+  error?: string | null;
+  median_ms?: number | null;
+  repetitions?: number | null;
+  device?: string | null;
+  estimate_ms?: number | null;
 }
 
 function openclEditor(): vscode.TextEditor {
@@ -22,51 +43,46 @@ function openclEditor(): vscode.TextEditor {
   return editor;
 }
 
-/** A one-line summary of whatever the server's benchmark command returned. */
-function summary(result: unknown): string | undefined {
-  if (typeof result === "string") return result;
-  if (result && typeof result === "object" && "message" in result && typeof result.message === "string") {
-    return result.message;
-  }
-  return undefined;
+function describe(o: Outcome): string {
+  if (o.status !== "ok" || o.median_ms == null) return `${o.kernel}: ${o.status}${o.error ? ` (${o.error})` : ""}`;
+  const est = o.estimate_ms != null ? `, est. ${o.estimate_ms.toPrecision(3)} ms` : "";
+  return `${o.kernel}: ${o.median_ms.toPrecision(3)} ms (median of ${o.repetitions ?? "?"}${est}) on ${o.device ?? "?"}`;
 }
 
-async function benchmark(server: ServerManager, log: Log, uri: vscode.Uri, kernel?: string): Promise<void> {
-  const what = kernel ?? "all kernels";
-  log.info(`benchmark ${what} in ${uri.toString()}`);
-  const args: unknown[] = kernel ? [uri.toString(), kernel] : [uri.toString()];
-  const result = await server.execute<unknown>("clperf.benchmark", args);
-  const text = summary(result);
-  log.info(`benchmark ${what}: ${text ?? JSON.stringify(result)}`);
-  if (text) void vscode.window.showInformationMessage(`clperf: ${text}`);
-}
+type Target = { uri: string; kernel?: string; line?: number };
 
-async function benchmarkKernel(server: ServerManager, log: Log): Promise<void> {
-  const editor = openclEditor();
-  const text = editor.document.getText();
-  let kernel = kernelAt(text, editor.selection.active.line)?.name;
-  if (kernel === undefined) {
-    const names = kernelsIn(text).map((k) => k.name);
-    if (names.length === 0) throw new Error("no __kernel function in this file");
-    kernel = await vscode.window.showQuickPick(names, { title: "Benchmark which kernel?" });
-    if (kernel === undefined) return;
-  }
-  await benchmark(server, log, editor.document.uri, kernel);
+async function benchmark(server: ServerManager, log: Log, target: Target): Promise<void> {
+  // The server benchmarks the text it has; saving first keeps what was measured equal to what is on disk.
+  const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === target.uri);
+  if (doc?.isDirty) await doc.save();
+  log.info(`benchmark ${JSON.stringify(target)}`);
+  const result = await server.execute<Outcome[] | { error: string }>("clperf.benchmark", [target]);
+  if (!Array.isArray(result)) throw new Error(result.error);
+  const lines = result.map(describe);
+  lines.forEach((l) => log.info(`benchmark ${l}`));
+  const failed = result.filter((o) => o.status !== "ok");
+  const show = failed.length ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+  void show(`clperf benchmark — ${lines.join("; ")}`);
 }
 
 async function chooseDevice(server: ServerManager, status: StatusBar, log: Log): Promise<void> {
-  const devices = await server.execute<DeviceChoice[] | null>("clperf.selectDevice", []);
-  if (!devices?.length) throw new Error("the server found no OpenCL device or device profile");
-  const items = devices.map((d) => ({ label: d.name, description: d.platform ?? "", device: d }));
+  const choices = await server.execute<DeviceChoice[] | null>("clperf.selectDevice", []);
+  if (!choices?.length) throw new Error("the server found no OpenCL device or device profile");
+  const items = choices.map((c) => ({
+    label: c.label,
+    description: [c.platform, c.source === "profile" ? "profile" : "local"].filter(Boolean).join(" · "),
+    choice: c,
+  }));
   const pick = await vscode.window.showQuickPick(items, {
     title: "clperf: target device",
-    placeHolder: "Estimates and benchmarks will use this device",
+    placeHolder: "Estimates use this device; benchmarks run on the matching local device",
     matchOnDescription: true,
   });
   if (pick === undefined) return;
-  await server.execute<unknown>("clperf.selectDevice", [pick.device.name]);
-  status.setDevice(pick.device.name);
-  log.info(`target device: ${pick.device.name} (${pick.device.platform ?? "?"})`);
+  const selected = await server.execute<Selected>("clperf.selectDevice", [pick.choice.text]);
+  if (selected.error) throw new Error(selected.error);
+  status.setDevice(selected.device ?? pick.choice.label);
+  log.info(`target device: ${selected.device ?? pick.choice.label} (${selected.platform ?? "?"})`);
 }
 
 /** Wraps a command so that a failure is shown to the user and logged, not swallowed by VS Code. */
@@ -86,8 +102,11 @@ export function registerCommands(server: ServerManager, status: StatusBar, log: 
   const reg = (id: string, run: () => Promise<void>): vscode.Disposable =>
     vscode.commands.registerCommand(`clperf.${id}`, guarded(log, id, run));
   return vscode.Disposable.from(
-    reg("benchmarkKernel", () => benchmarkKernel(server, log)),
-    reg("benchmarkFile", () => benchmark(server, log, openclEditor().document.uri)),
+    reg("benchmarkKernel", () => {
+      const e = openclEditor();
+      return benchmark(server, log, { uri: e.document.uri.toString(), line: e.selection.active.line });
+    }),
+    reg("benchmarkFile", () => benchmark(server, log, { uri: openclEditor().document.uri.toString() })),
     reg("chooseDevice", () => chooseDevice(server, status, log)),
     reg("restartServer", () => server.restart()),
     reg("showOutput", () => Promise.resolve(log.show())),

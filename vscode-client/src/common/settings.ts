@@ -19,6 +19,9 @@ export interface Settings {
   buildOptions: string;
   defaultScenario: string;
   cacheDirectory: string;
+  docsBaseUrl: string;
+  benchmarkPolicy: string;
+  benchmarkTimeout: number;
   features: Features;
 }
 
@@ -30,6 +33,9 @@ export function readSettings(scope?: vscode.ConfigurationScope): Settings {
     buildOptions: c.get<string>("buildOptions", ""),
     defaultScenario: c.get<string>("defaultScenario", ""),
     cacheDirectory: c.get<string>("cacheDirectory", "").trim(),
+    docsBaseUrl: c.get<string>("docsBaseUrl", "").trim(),
+    benchmarkPolicy: c.get<string>("benchmarkPolicy", "interactive"),
+    benchmarkTimeout: c.get<number>("benchmarkTimeout", 60),
     features: {
       codeLens: c.get<boolean>("features.codeLens", true),
       inlayHints: c.get<boolean>("features.inlayHints", true),

@@ -1,0 +1,239 @@
+// Drives a real VS Code (code-server) in Chromium through the clperf user story: open a kernel, see the
+// server start, a finding, an estimate lens, the hover breakdown, apply the unroll quick fix, benchmark the
+// kernel on the local OpenCL device and see the measured time. Called by test_vscode.py, which starts
+// code-server and Chromium in their own process groups and kills them afterwards.
+//
+// usage: node drive.mjs CONFIG.json   (keys: playwright, cdp, url, file, fileName, userDataDir, artifacts,
+//                                      kernelLine, kernelColumn, budgetMs)
+// Writes ARTIFACTS/results.json: {checks: {name: {ok, detail, screenshot}}, timings, log}.
+import { createRequire } from "node:module";
+import fs from "node:fs";
+import path from "node:path";
+
+const cfg = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+const { chromium } = createRequire(cfg.playwright)("playwright-core");
+const started = Date.now();
+const results = { checks: {}, timings: {}, notes: [] };
+const shot = (page, name) => page.screenshot({ path: path.join(cfg.artifacts, name) }).then(() => name);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const save = () => fs.writeFileSync(path.join(cfg.artifacts, "results.json"), JSON.stringify(results, null, 2));
+
+/** Polls `fn` until it returns a truthy value or `ms` pass; returns the value or throws `what`. */
+async function until(what, ms, fn) {
+  const end = Date.now() + ms;
+  let last;
+  while (Date.now() < end) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(250);
+  }
+  throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? ` (last: ${String(last).slice(0, 300)})` : ""}`);
+}
+
+async function check(name, page, run) {
+  const t0 = Date.now();
+  try {
+    const { detail, screenshot } = await run();
+    results.checks[name] = { ok: true, detail, screenshot };
+  } catch (e) {
+    let screenshot;
+    try {
+      screenshot = await shot(page, `fail-${name}.png`);
+    } catch {
+      screenshot = undefined;
+    }
+    results.checks[name] = { ok: false, detail: String(e?.stack ?? e).slice(0, 2000), screenshot };
+  }
+  results.timings[name] = Date.now() - t0;
+  save();
+}
+
+/** Text of every file under `dir` whose path mentions clperf: the extension's log channel. */
+function clperfLog(dir) {
+  const out = [];
+  const walk = (d) => {
+    for (const e of fs.existsSync(d) ? fs.readdirSync(d, { withFileTypes: true }) : []) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/clperf/i.test(p) && p.endsWith(".log")) out.push(fs.readFileSync(p, "utf8"));
+    }
+  };
+  walk(path.join(dir, "logs"));
+  return out.join("\n");
+}
+
+/** Runs a command from the palette by its exact title (fuzzy matching may rank another one first). */
+async function palette(page, title) {
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input.input");
+  await input.waitFor({ state: "visible", timeout: 10_000 });
+  await input.fill(`>${title}`);
+  const rows = page.locator(".quick-input-list .monaco-list-row");
+  const labels = await until(`'${title}' in the command palette`, 10_000, async () => {
+    const all = await rows.evaluateAll((els) => els.map((e) => e.querySelector(".label-name")?.textContent?.trim() ?? ""));
+    return all.includes(title) ? all : undefined;
+  });
+  for (let i = 0; i < labels.indexOf(title); i++) await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("Enter");
+}
+
+async function goTo(page, line, column) {
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Control+G");
+  const input = page.locator(".quick-input-widget input.input");
+  await input.waitFor({ state: "visible", timeout: 10_000 });
+  await input.fill(`:${line}:${column}`);
+  await page.keyboard.press("Enter");
+  await sleep(300);
+}
+
+const lensTexts = (page) => page.locator(".codelens-decoration").allTextContents();
+
+async function main() {
+  const browser = await chromium.connectOverCDP(cfg.cdp);
+  const context = browser.contexts()[0] ?? (await browser.newContext());
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 1360, height: 820 });
+  page.setDefaultTimeout(15_000);
+
+  await check("activation", page, async () => {
+    await page.goto(cfg.url, { waitUntil: "domcontentloaded", timeout: 60_000 });
+    await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+    await until("the explorer", 60_000, () => page.locator(".explorer-folders-view, .explorer-viewlet").count());
+    await page.keyboard.press("Control+P");
+    const input = page.locator(".quick-input-widget input.input");
+    await input.waitFor({ state: "visible" });
+    await input.fill(cfg.fileName);
+    await page.locator(".quick-input-list .monaco-list-row").filter({ hasText: cfg.fileName }).first().waitFor();
+    await page.keyboard.press("Enter");
+    await page.locator(".monaco-editor .view-lines").first().waitFor();
+    const log = await until("'server started' in the clperf log", 90_000, () => {
+      const text = clperfLog(cfg.userDataDir);
+      return /server started:/.test(text) ? text : undefined;
+    });
+    const status = await until("the clperf status bar item", 20_000, async () => {
+      const t = await page.locator(".statusbar-item").filter({ hasText: "clperf:" }).first().textContent();
+      return t?.trim();
+    });
+    const line = log.split("\n").find((l) => l.includes("server started:"));
+    return { detail: `${line?.trim()} | status bar: ${status}`, screenshot: await shot(page, "01-activated.png") };
+  });
+
+  await check("finding", page, async () => {
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("Control+Shift+M");
+    const rows = page.locator(".markers-panel .monaco-list-row");
+    const texts = await until("a clperf finding in the Problems panel", 90_000, async () => {
+      const all = await rows.allTextContents();
+      return all.some((t) => /unroll/i.test(t)) ? all : undefined;
+    });
+    return { detail: texts.join(" | "), screenshot: await shot(page, "02-problems.png") };
+  });
+
+  await check("code_lens", page, async () => {
+    const lenses = await until("an estimate code lens", 60_000, async () => {
+      const all = await lensTexts(page);
+      return all.some((t) => /≈\s*[\d.]+\s*(ns|µs|us|ms|s)\b/.test(t)) ? all : undefined;
+    });
+    return { detail: lenses.join(" | "), screenshot: await shot(page, "03-codelens.png") };
+  });
+
+  await check("hover", page, async () => {
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await goTo(page, cfg.kernelLine, cfg.kernelColumn);
+    const text = await until("a hover with the estimate breakdown", 30_000, async () => {
+      await palette(page, "Show or Focus Hover");
+      const hover = page.locator(".monaco-hover-content").filter({ visible: true }).first();
+      await hover.waitFor({ timeout: 5_000 });
+      const t = (await hover.innerText()).trim();
+      return /bound/i.test(t) && /ms|µs/.test(t) ? t : undefined;
+    });
+    const screenshot = await shot(page, "04-hover.png");
+    await page.keyboard.press("Escape");
+    return { detail: text.replace(/\s+/g, " ").slice(0, 600), screenshot };
+  });
+
+  await check("quick_fix", page, async () => {
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("Control+Shift+M");
+    await page.locator(".markers-panel .monaco-list-row").filter({ hasText: /unroll/i }).first().click();
+    await sleep(500);
+    const title = await until("an 'unroll' code action", 30_000, async () => {
+      await palette(page, "Quick Fix...");
+      const rows = page.locator(".action-widget .monaco-list-row.action");
+      await rows.first().waitFor({ timeout: 5_000 });
+      const texts = await rows.allTextContents();
+      return texts.find((t) => /unroll/i.test(t));
+    });
+    const menu = await shot(page, "05-quickfix-menu.png");
+    // The action list is driven with the keyboard (a pointer-blocking overlay catches synthetic clicks).
+    const rows = page.locator(".action-widget .monaco-list-row.action");
+    const texts = await rows.allTextContents();
+    const classes = await rows.evaluateAll((els) => els.map((e) => e.className));
+    const target = texts.findIndex((t) => /unroll/i.test(t));
+    let focused = classes.findIndex((c) => /\bfocused\b/.test(c));
+    if (focused < 0) focused = 0;
+    for (let i = focused; i < target; i++) await page.keyboard.press("ArrowDown");
+    for (let i = focused; i > target; i--) await page.keyboard.press("ArrowUp");
+    await page.keyboard.press("Enter");
+    const before = fs.readFileSync(cfg.file, "utf8");
+    await until("the editor to show #pragma unroll", 30_000, async () =>
+      /#pragma\s*unroll/.test((await page.locator(".monaco-editor .view-lines").first().innerText()).replace(/\u00a0/g, " ")),
+    );
+    await page.keyboard.press("Control+S");
+    const after = await until("the fix saved to disk", 20_000, () => {
+      const t = fs.readFileSync(cfg.file, "utf8");
+      return t !== before && /#pragma\s+unroll/.test(t) ? t : undefined;
+    });
+    const added = after.split("\n").filter((l) => /#pragma\s+unroll/.test(l));
+    const screenshot = await shot(page, "06-quickfix-applied.png");
+    results.notes.push(`quick fix menu: ${menu}`);
+    return { detail: `applied '${title.trim()}': ${added.join(" / ").trim()}`, screenshot };
+  });
+
+  await check("benchmark", page, async () => {
+    await page.keyboard.press("Escape");
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await goTo(page, cfg.kernelLine + 1, 10); // the fix added a line above the loop, not above the kernel
+    const before = (await lensTexts(page)).filter((t) => /measured/.test(t));
+    if (before.length) throw new Error(`a measured lens before benchmarking: ${before.join(" | ")}`);
+    await palette(page, "clperf: Benchmark kernel");
+    let progress;
+    try {
+      const toast = page.locator(".notification-toast").filter({ hasText: /clperf benchmark/i }).first();
+      await toast.waitFor({ timeout: 30_000 });
+      await sleep(1000); // let the toast finish sliding in
+      const cancel = await toast.locator(".monaco-button, a.monaco-button").filter({ hasText: "Cancel" }).count();
+      progress = `${(await toast.innerText()).replace(/\s+/g, " ").trim()} [cancel buttons: ${cancel}]`;
+      await shot(page, "07-benchmark-progress.png");
+    } catch {
+      progress = undefined;
+    }
+    const lenses = await until("a 'measured' code lens", cfg.benchmarkMs, async () => {
+      const all = await lensTexts(page);
+      return all.some((t) => /measured\s*[\d.]+\s*(ns|µs|us|ms|s)\b/.test(t)) ? all : undefined;
+    });
+    if (!progress) throw new Error(`no cancellable 'clperf benchmark' notification was shown (lenses: ${lenses.join(" | ")})`);
+    await sleep(500);
+    return {
+      detail: `progress: ${progress} || lenses: ${lenses.join(" | ")}`,
+      screenshot: await shot(page, "08-benchmark-measured.png"),
+    };
+  });
+
+  results.log = clperfLog(cfg.userDataDir).slice(-20_000);
+  results.timings.total = Date.now() - started;
+  save();
+  await browser.close();
+}
+
+main().catch((e) => {
+  results.fatal = String(e?.stack ?? e);
+  save();
+  process.exit(1);
+});

@@ -1,0 +1,160 @@
+"""The clperf extension in a real VS Code: code-server (pinned) with the packaged .vsix installed, driven by
+playwright-core in Debian's Chromium through what a user does — open a kernel, read the finding, the
+estimate lens and the hover, apply the unroll quick fix, benchmark on the local OpenCL device (PoCL).
+
+One editor session serves all the checks (starting VS Code costs ~20 s); each check is its own test so a
+report names what broke. Screenshots land in tests/editor/artifacts/test_vscode/ (gitignored).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+WORKSPACE = Path(__file__).parent / "data" / "workspace"
+DRIVER = Path(__file__).parent / "drive.mjs"
+KERNEL_LINE, KERNEL_COLUMN = 4, 17  # `fir8` in data/workspace/kernels.cl (1-based)
+DRIVER_TIMEOUT_S = 480
+BENCHMARK_TIMEOUT_S = 180
+
+USER_SETTINGS = {
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": False,
+    "workbench.enableExperiments": False,
+    "workbench.welcomePage.walkthroughs.openOnInstall": False,
+    "security.workspace.trust.enabled": False,
+    "extensions.ignoreRecommendations": True,
+    "extensions.autoUpdate": False,
+    "extensions.autoCheckUpdates": False,
+    "telemetry.telemetryLevel": "off",
+    "update.mode": "none",
+    "editor.minimap.enabled": False,
+    "editor.fontSize": 14,
+    "editor.hover.delay": 200,
+    "window.commandCenter": False,
+    "chat.commandCenter.enabled": False,
+}
+
+
+def _run_session(tools: Any, procs: Any, tmp: Path) -> dict[str, Any]:
+    out = procs.logs
+    for old in out.glob("*.png"):
+        old.unlink()
+    ws, user, exts, xdg, browser_profile = (tmp / n for n in ("ws", "user", "exts", "xdg", "chromium"))
+    shutil.copytree(WORKSPACE, ws)
+    (ws / ".vscode").mkdir()
+    (ws / ".vscode" / "settings.json").write_text(json.dumps({
+        "clperf.pythonPath": str(tools.python),
+        "clperf.benchmarkPolicy": "quick",
+        "clperf.benchmarkTimeout": 120,
+    }, indent=2))
+    (user / "User").mkdir(parents=True)
+    (user / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS, indent=2))
+    port = procs.free_port()
+    config = tmp / "code-server.yaml"
+    config.write_text(f"bind-addr: 127.0.0.1:{port}\nauth: none\ncert: false\n")
+    env = procs.env(XDG_DATA_HOME=str(xdg / "data"), XDG_CONFIG_HOME=str(xdg / "config"),
+                    XDG_CACHE_HOME=str(xdg / "cache"), CLPERF_HOME=str(tmp / "clperf-home"))
+    dirs = ["--user-data-dir", str(user), "--extensions-dir", str(exts)]
+
+    install = subprocess.run([str(tools.code_server), *dirs, "--install-extension", str(tools.vsix)],
+                             env=env, capture_output=True, text=True, timeout=120)
+    assert install.returncode == 0, f"installing the .vsix failed: {install.stdout}{install.stderr}"
+
+    server = procs.start("code-server", [str(tools.code_server), "--config", str(config), *dirs,
+                                          "--disable-telemetry", "--disable-update-check",
+                                          "--disable-workspace-trust", "--disable-getting-started-override",
+                                          str(ws)], env)
+    procs.wait_http(f"http://127.0.0.1:{port}/healthz", 60, server)
+
+    chrome = procs.start("chromium", [
+        str(tools.chromium), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+        "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-dev-shm-usage", f"--user-data-dir={browser_profile}", "--remote-debugging-port=0",
+        "--window-size=1360,820", "about:blank"], env)
+    active = browser_profile / "DevToolsActivePort"
+    deadline = time.monotonic() + 30
+    while not (active.exists() and active.read_text().strip()) and time.monotonic() < deadline:
+        assert chrome.poll() is None, "Chromium exited at start (see artifacts/test_vscode/chromium.log)"
+        time.sleep(0.1)
+    cdp_port = active.read_text().split()[0]
+
+    cfg = tmp / "drive.json"
+    cfg.write_text(json.dumps({
+        "playwright": str(tools.playwright), "cdp": f"http://127.0.0.1:{cdp_port}",
+        "url": f"http://127.0.0.1:{port}/?folder={ws}", "file": str(ws / "kernels.cl"),
+        "fileName": "kernels.cl", "userDataDir": str(user), "artifacts": str(out),
+        "kernelLine": KERNEL_LINE, "kernelColumn": KERNEL_COLUMN, "benchmarkMs": BENCHMARK_TIMEOUT_S * 1000,
+    }))
+    driver = procs.start("driver", ["node", str(DRIVER), str(cfg)], env)
+    try:
+        driver.wait(timeout=DRIVER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        pass  # whatever was checked so far is in results.json
+    results_file = out / "results.json"
+    assert results_file.exists(), f"the driver wrote no results: {(out / 'driver.log').read_text()[-3000:]}"
+    results: dict[str, Any] = json.loads(results_file.read_text())
+    shutil.copy(ws / "kernels.cl", out / "kernels.after.cl")
+    return results
+
+
+@pytest.fixture(scope="module")
+def session(editor_tools: Any, processes: Any) -> Iterator[dict[str, Any]]:
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="clperf-vscode-") as tmp:
+        try:
+            results = _run_session(editor_tools, processes, Path(tmp))
+        finally:
+            processes.close()  # before the temporary folder goes
+    results["wall_s"] = round(time.monotonic() - t0, 1)
+    (processes.logs / "summary.json").write_text(json.dumps(
+        {"wall_s": results["wall_s"], "timings_ms": results.get("timings"),
+         "checks": {k: {"ok": v["ok"], "detail": v["detail"][:400]} for k, v in results["checks"].items()}},
+        indent=2, ensure_ascii=False))
+    yield results
+
+
+def _check(session: dict[str, Any], name: str) -> str:
+    assert "fatal" not in session or name in session["checks"], session.get("fatal")
+    assert name in session["checks"], f"the driver did not reach '{name}' (timeout?): {session.get('fatal')}"
+    result = session["checks"][name]
+    assert result["ok"], f"{name}: {result['detail']} (screenshot: {result.get('screenshot')})"
+    return str(result["detail"])
+
+
+def test_extension_activates_and_server_starts(session: dict[str, Any], editor_tools: Any) -> None:
+    detail = _check(session, "activation")
+    assert str(editor_tools.python) in detail, detail  # started with the clperf.pythonPath setting
+    assert "clperf:" in detail
+
+
+def test_finding_appears_in_problems_panel(session: dict[str, Any]) -> None:
+    assert "unroll" in _check(session, "finding").lower()
+
+
+def test_code_lens_shows_estimate(session: dict[str, Any]) -> None:
+    assert "≈" in _check(session, "code_lens")
+
+
+def test_hover_shows_breakdown(session: dict[str, Any]) -> None:
+    assert "bound" in _check(session, "hover").lower()
+
+
+def test_unroll_quick_fix_changes_text(session: dict[str, Any]) -> None:
+    assert "#pragma unroll" in _check(session, "quick_fix")
+
+
+def test_benchmark_on_pocl_shows_measured_time(session: dict[str, Any]) -> None:
+    detail = _check(session, "benchmark")
+    assert "measured" in detail and "pthread" in detail.lower(), detail  # PoCL's CPU device is "pthread-…"
+    assert "[cancel buttons: 1]" in detail, f"the progress notification is not cancellable: {detail}"
