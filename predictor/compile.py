@@ -156,7 +156,8 @@ def compile_source(text: str, path: Path | None, options: list[str], timeout_s: 
             _cache.move_to_end(key)
             return CompileResult(hit.ir, hit.diagnostics, hit.command, cached=True)
     result = _run_clang(text, folder, options, timeout_s)
-    if not any(d.code == "timeout" for d in result.diagnostics):
+    if "#include" not in text and not any(d.code == "timeout" for d in result.diagnostics):
+        # a file with #include is compiled every time: the header may have changed, the text not
         with _cache_lock:
             _cache[key] = result
             while len(_cache) > CACHE_SIZE:

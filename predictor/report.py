@@ -8,7 +8,9 @@ a size limit.
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,8 @@ __all__ = [
 
 MAX_BYTES = 1_000_000  # clang and the walk stay well under a second below this; kernels files are small
 COMPILE_TIMEOUT_S = 20.0
+_CACHE_SIZE = 32
+_cache: OrderedDict[tuple[str, tuple[str, ...], str], FileReport] = OrderedDict()
 _UNROLL_PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+unroll\b.*$", re.M)
 
 
@@ -143,6 +147,21 @@ def analyze_text(text: str, path: Path | None = None, build_options: str = "") -
         line = text.count("\n", 0, m.start()) + 1 if m else 1
         diags.append(_diag(line, str(e), "build-options"))
         return FileReport(name, tuple(diags), tuple(unanalyzed(k) for k in fe_kernels), ())
+    key = (hashlib.sha256(text.encode("utf-8", "replace")).hexdigest(), tuple(options), name)
+    hit = _cache.get(key)
+    if hit is not None:  # the server asks again for the same text (save after save, hover, code lens)
+        _cache.move_to_end(key)
+        return hit
+    report = _analyze(text, name, path, options, fe_kernels, diags)
+    if "#include" not in text and not any(d.code == "timeout" for d in report.diagnostics):
+        _cache[key] = report  # (a header can change without the text changing: those are not cached)
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return report
+
+
+def _analyze(text: str, name: str, path: Path | None, options: list[str], fe_kernels: list[frontend.Kernel],
+             diags: list[Diagnostic]) -> FileReport:
     try:
         result = compile_source(_for_analysis(text), path, options, COMPILE_TIMEOUT_S)
     except ClperfError as e:

@@ -116,3 +116,12 @@ def test_cli_missing_file_is_one_line(tmp_path: Path):
     r = subprocess.run([sys.executable, "-m", "clperf", "analyze", str(tmp_path / "nope.cl")],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no such file" in r.stderr
+
+
+def test_edited_header_is_seen_without_changing_the_kernel_file(tmp_path: Path):
+    (tmp_path / "h.h").write_text("#define SCALE 2.0f\n")
+    p = tmp_path / "k.cl"
+    p.write_text('#include "h.h"\nkernel void k(global float *a) { a[get_global_id(0)] *= SCALE; }\n')
+    assert analyze_file(p).compiled
+    (tmp_path / "h.h").write_text("#define SCALE oops\n")
+    assert not analyze_file(p).compiled
