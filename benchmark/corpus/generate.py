@@ -210,7 +210,8 @@ def _launch(cfg: Config, default_local: int) -> _Launch:
         if cfg.trip == "arg":
             targ, tsweep, tparam = " --arg t=16", " t=1..64", ", int t"
         return _Launch(
-            f"--global w,h --local 16,4 --arg w=256 --arg h={min(256, h_hi)} --arg out=w*h --arg in=w*h{targ}",
+            f"--global w,h --local 16,4 --arg w=256 --arg h={min(256, h_hi)} --arg out=w*h --arg in=w*h"
+            + targ,
             f"w={w_lo}..2048 h={w_lo}..{h_hi}{tsweep} local=16..64",
             f"__global {t} *out, __global const {t} *in, int w, int h{tparam}")
     args = [f"--arg n={n_default}", "--arg out=n"]
@@ -233,7 +234,8 @@ def _launch(cfg: Config, default_local: int) -> _Launch:
         sweep.append("t=1..256" if cfg.flops <= 8 else "t=1..64")
     params.append("int n")
     sweep.append("local=16..1024")
-    return _Launch(f"--global n --local {default_local} " + " ".join(args), " ".join(sweep), ", ".join(params))
+    directive = f"--global n --local {default_local} " + " ".join(args)
+    return _Launch(directive, " ".join(sweep), ", ".join(params))
 
 
 def _loop_lines(cfg: Config, load: str, indent: str, has_v: bool) -> list[str]:
