@@ -21,7 +21,7 @@ log = logging.getLogger("clperf.server")
 
 class Scheduler:
     def __init__(self, pool: Executor, snapshot: Callable[[str], Job | None], run: Callable[[Job], Analysis],
-                 deliver: Callable[[Analysis], None], delay_s: float = 0.03) -> None:
+                 deliver: Callable[[Analysis], None], delay_s: float = 0.015) -> None:
         self._pool = pool
         self._snapshot = snapshot  # the document's text/version/settings now, None once it is closed
         self._run = run
