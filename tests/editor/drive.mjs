@@ -98,7 +98,7 @@ async function main() {
   const browser = await chromium.connectOverCDP(cfg.cdp);
   const context = browser.contexts()[0] ?? (await browser.newContext());
   const page = await context.newPage();
-  await page.setViewportSize({ width: 1360, height: 820 });
+  await page.setViewportSize({ width: 1360, height: 900 });
   page.setDefaultTimeout(15_000);
 
   await check("activation", page, async () => {
@@ -144,6 +144,7 @@ async function main() {
   });
 
   await check("hover", page, async () => {
+    await palette(page, "View: Hide Panel"); // room for the whole breakdown
     await page.locator(".monaco-editor .view-lines").first().click();
     await goTo(page, cfg.kernelLine, cfg.kernelColumn);
     const text = await until("a hover with the estimate breakdown", 30_000, async () => {

@@ -9,6 +9,7 @@ report names what broke. Screenshots land in tests/editor/artifacts/test_vscode/
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -25,6 +26,15 @@ WORKSPACE = Path(__file__).parent / "data" / "workspace"
 DRIVER = Path(__file__).parent / "drive.mjs"
 KERNEL_LINE, KERNEL_COLUMN = 4, 17  # `fir8` in data/workspace/kernels.cl (1-based)
 DRIVER_TIMEOUT_S = 480
+DOC_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
+# With CLPERF_UPDATE_SCREENSHOTS=1 a fully passing run refreshes the README's screenshots from these.
+FOR_DOCS = {
+    "03-codelens.png": "vscode-lenses-findings.png",
+    "04-hover.png": "vscode-hover.png",
+    "05-quickfix-menu.png": "vscode-quickfix.png",
+    "07-benchmark-progress.png": "vscode-benchmark-progress.png",
+    "08-benchmark-measured.png": "vscode-benchmark-measured.png",
+}
 BENCHMARK_TIMEOUT_S = 180
 
 USER_SETTINGS = {
@@ -81,7 +91,7 @@ def _run_session(tools: Any, procs: Any, tmp: Path) -> dict[str, Any]:
         str(tools.chromium), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
         "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
         "--disable-dev-shm-usage", f"--user-data-dir={browser_profile}", "--remote-debugging-port=0",
-        "--window-size=1360,820", "about:blank"], env)
+        "--window-size=1360,900", "about:blank"], env)
     active = browser_profile / "DevToolsActivePort"
     deadline = time.monotonic() + 30
     while not (active.exists() and active.read_text().strip()) and time.monotonic() < deadline:
@@ -121,6 +131,11 @@ def session(editor_tools: Any, processes: Any) -> Iterator[dict[str, Any]]:
         {"wall_s": results["wall_s"], "timings_ms": results.get("timings"),
          "checks": {k: {"ok": v["ok"], "detail": v["detail"][:400]} for k, v in results["checks"].items()}},
         indent=2, ensure_ascii=False))
+    passed = all(c["ok"] for c in results["checks"].values())
+    if os.environ.get("CLPERF_UPDATE_SCREENSHOTS") == "1" and passed:
+        DOC_IMAGES.mkdir(parents=True, exist_ok=True)
+        for src, dst in FOR_DOCS.items():
+            shutil.copy(processes.logs / src, DOC_IMAGES / dst)
     yield results
 
 
