@@ -57,6 +57,7 @@ class Worker:
         self._err = tempfile.TemporaryFile()
         env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")
+        env["PYTHONSAFEPATH"] = "1"  # a folder named clperf in the current directory must not shadow ours
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "clperf.benchmark.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, env=env,

@@ -8,7 +8,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 # the package as installed: clperf/ with benchmark/, predictor/, server/ as its subpackages
 rm -rf /tmp/site/clperf && cp -r clperf /tmp/site/clperf
 for p in benchmark predictor server; do cp -r $p /tmp/site/clperf/$p; done
-export PYTHONPATH=/tmp/site
+export PYTHONPATH=/tmp/site PYTHONSAFEPATH=1  # not the source folder clperf/ of the current directory
 mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
 export OCL_ICD_VENDORS=/tmp/icd CLPERF_HOME=/tmp/clperf_home
 D=tests/benchmark/data
