@@ -30,6 +30,7 @@ class EditorTools:
     playwright: Path  # a package.json whose node_modules hold playwright-core
     chromium: Path
     nvim: Path
+    vscode_modules: Path  # VS Code's own node_modules inside code-server (vscode-textmate, oniguruma)
     python: Path  # the repository's .venv, which has clperf installed (scripts/setup.sh)
     artifacts: Path
 
@@ -46,12 +47,14 @@ def editor_tools() -> EditorTools:
         pytest.skip(f"editor set-up impossible here: {proc.stderr.strip().splitlines()[-1]}")
     assert proc.returncode == 0, f"editor-setup.sh failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     cache = Path(os.environ.get("CLPERF_EDITOR_CACHE", ROOT / ".cache" / "editor"))
+    code_server = cache / "code-server" / "node_modules" / "code-server"
     tools = EditorTools(
         code_server=cache / "code-server" / "node_modules" / ".bin" / "code-server",
         vsix=ROOT / "vscode-client" / "dist" / "clperf.vsix",
         playwright=cache / "code-server" / "package.json",
         chromium=Path("/usr/bin/chromium"),
         nvim=Path("/usr/bin/nvim"),
+        vscode_modules=code_server / "lib" / "vscode" / "node_modules",
         python=PYTHON,
         artifacts=ARTIFACTS,
     )

@@ -227,6 +227,23 @@ async function main() {
     };
   });
 
+  await check("missing_clperf", page, async () => {
+    // Point clperf.pythonPath at an interpreter without clperf: the extension restarts and must say how
+    // to install it rather than fail silently.
+    const settings = JSON.parse(fs.readFileSync(cfg.settingsFile, "utf8"));
+    settings["clperf.pythonPath"] = cfg.pythonWithoutClperf;
+    fs.writeFileSync(cfg.settingsFile, JSON.stringify(settings, null, 2));
+    const toast = page.locator(".notification-toast").filter({ hasText: /clperf cannot start/ }).first();
+    await toast.waitFor({ timeout: 60_000 });
+    await sleep(1000);
+    const text = (await toast.innerText()).replace(/\s+/g, " ").trim();
+    const status = await page.locator(".statusbar-item").filter({ hasText: "clperf:" }).first().innerHTML();
+    return {
+      detail: `${text} || status bar shows an error: ${/codicon-error/.test(status)}`,
+      screenshot: await shot(page, "09-missing-clperf.png"),
+    };
+  });
+
   results.log = clperfLog(cfg.userDataDir).slice(-20_000);
   results.timings.total = Date.now() - started;
   save();

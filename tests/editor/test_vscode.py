@@ -26,6 +26,7 @@ WORKSPACE = Path(__file__).parent / "data" / "workspace"
 DRIVER = Path(__file__).parent / "drive.mjs"
 KERNEL_LINE, KERNEL_COLUMN = 4, 17  # `fir8` in data/workspace/kernels.cl (1-based)
 DRIVER_TIMEOUT_S = 480
+NO_CLPERF_PYTHON = "/usr/bin/python3"  # Debian's Python: clperf lives in the repository's .venv only
 DOC_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 # With CLPERF_UPDATE_SCREENSHOTS=1 a fully passing run refreshes the README's screenshots from these.
 FOR_DOCS = {
@@ -84,7 +85,7 @@ def _run_session(tools: Any, procs: Any, tmp: Path) -> dict[str, Any]:
     server = procs.start("code-server", [str(tools.code_server), "--config", str(config), *dirs,
                                           "--disable-telemetry", "--disable-update-check",
                                           "--disable-workspace-trust", "--disable-getting-started-override",
-                                          str(ws)], env)
+                                          str(ws)], env, cwd=tmp)
     procs.wait_http(f"http://127.0.0.1:{port}/healthz", 60, server)
 
     chrome = procs.start("chromium", [
@@ -104,6 +105,7 @@ def _run_session(tools: Any, procs: Any, tmp: Path) -> dict[str, Any]:
         "playwright": str(tools.playwright), "cdp": f"http://127.0.0.1:{cdp_port}",
         "url": f"http://127.0.0.1:{port}/?folder={ws}", "file": str(ws / "kernels.cl"),
         "fileName": "kernels.cl", "userDataDir": str(user), "artifacts": str(out),
+        "settingsFile": str(ws / ".vscode" / "settings.json"), "pythonWithoutClperf": NO_CLPERF_PYTHON,
         "kernelLine": KERNEL_LINE, "kernelColumn": KERNEL_COLUMN, "benchmarkMs": BENCHMARK_TIMEOUT_S * 1000,
     }))
     driver = procs.start("driver", ["node", str(DRIVER), str(cfg)], env)
@@ -173,3 +175,12 @@ def test_benchmark_on_pocl_shows_measured_time(session: dict[str, Any]) -> None:
     detail = _check(session, "benchmark")
     assert "measured" in detail and "pthread" in detail.lower(), detail  # PoCL's CPU device is "pthread-…"
     assert "[cancel buttons: 1]" in detail, f"the progress notification is not cancellable: {detail}"
+
+
+def test_missing_clperf_gives_install_advice(session: dict[str, Any]) -> None:
+    probe = subprocess.run([NO_CLPERF_PYTHON, "-c", "import clperf.server"], capture_output=True)
+    if probe.returncode == 0:
+        pytest.skip(f"{NO_CLPERF_PYTHON} has clperf installed, so it cannot show the missing-clperf message")
+    detail = _check(session, "missing_clperf")
+    assert "pip install -e" in detail and NO_CLPERF_PYTHON in detail, detail
+    assert "status bar shows an error: true" in detail, detail

@@ -14,7 +14,7 @@ import {
 } from "vscode-languageclient/node";
 import type { Log } from "./logging";
 import { showProgressAsNotifications } from "./progress";
-import { findInterpreter, installAdvice, whyNotUsable } from "./python";
+import { findInterpreter, installAdvice, serverCwd, whyNotUsable } from "./python";
 import { readSettings, SECTION } from "./settings";
 import type { StatusBar } from "./statusBar";
 
@@ -87,7 +87,7 @@ export class ServerManager implements vscode.Disposable {
       command: python.path,
       args: ["-m", "clperf.server"],
       transport: TransportKind.stdio,
-      options: { env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+      options: { cwd: serverCwd(), env: { ...process.env, PYTHONUNBUFFERED: "1" } },
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [

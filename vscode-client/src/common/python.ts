@@ -5,6 +5,7 @@
  * installed clperf into that interpreter.
  */
 import { execFile } from "node:child_process";
+import { homedir } from "node:os";
 import * as vscode from "vscode";
 import { lastLine } from "./logging";
 import { expandPath } from "./settings";
@@ -44,10 +45,20 @@ export async function findInterpreter(configured: string, resource?: vscode.Uri)
   return { path: "python3", source: "default" };
 }
 
+/**
+ * Where the server runs (and the import check, so both see the same `sys.path`): the first workspace
+ * folder, else the home folder. Never the editor's own working directory, where a `clperf/` source folder
+ * could shadow or fake the installed package.
+ */
+export function serverCwd(): string {
+  return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? homedir();
+}
+
 /** Undefined when `import clperf.server` works with `python`, else why not, in one line. */
 export function whyNotUsable(python: string): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile(python, ["-c", "import clperf.server"], { timeout: 60_000 }, (error, _stdout, stderr) => {
+    const options = { timeout: 60_000, cwd: serverCwd() };
+    execFile(python, ["-c", "import clperf.server"], options, (error, _stdout, stderr) => {
       if (!error) return resolve(undefined);
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "ENOENT") return resolve(`the interpreter '${python}' was not found`);
