@@ -24,9 +24,12 @@ def _serve(ns: argparse.Namespace) -> int:
     logging.basicConfig(level=ns.log_level, handlers=[handler],
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(ns.log_level)))
+    from clperf.server import fastinit
+
+    stdin, stdout = fastinit.streams(sys.stdin.buffer, sys.stdout.buffer)  # answers initialize first
     from clperf.server.wiring import build_server
 
-    build_server().start_io()
+    build_server().start_io(stdin, stdout)
     return 0
 
 

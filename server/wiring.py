@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -66,6 +67,8 @@ class ClperfServer(LanguageServer):
             self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"clperf: {p}"))
         changed = settings != self.settings
         self.settings = settings
+        if settings.cache_directory:  # clperf.paths.state_dir() reads it: measurements, peaks, caches
+            os.environ["CLPERF_HOME"] = os.path.expanduser(settings.cache_directory)
         return changed
 
     async def fetch_settings(self) -> None:

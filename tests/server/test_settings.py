@@ -104,3 +104,15 @@ async def test_device_setting_targets_that_device(bare: LanguageClient, lsp) -> 
     await lsp.until(lambda: len(lsp.published(bare, uri)) >= 2)
     lenses = await bare.text_document_code_lens_async(types.CodeLensParams(text_document=lsp.doc_id(uri)))
     assert "no device matches 'no-such-device'" in lenses[0].command.title
+
+
+@pytest.mark.e2e
+async def test_cache_directory_receives_measurements(bare: LanguageClient, lsp, tmp_path) -> None:
+    home = tmp_path / "clperf-state"
+    await lsp.start(bare, "neovim", {**lsp.settings, "cacheDirectory": str(home)})
+    uri = await lsp.open_doc(bare, lsp.fixture_text("kernels.cl"))
+    result = await bare.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="clperf.benchmark", arguments=[{"uri": uri, "kernel": "scale"}])
+    )
+    assert result[0]["status"] == "ok", result
+    assert "scale" in (home / "measurements.jsonl").read_text()

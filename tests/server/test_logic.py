@@ -1,0 +1,87 @@
+"""Plain logic under the protocol: edits of the quick fixes, number formatting, the analysis scheduler."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from clperf.predictor.frontend import parse
+from clperf.server import fixes
+from clperf.server import formatting as fmt
+from clperf.server.engine import Analysis, Job
+from clperf.server.scheduler import Scheduler
+from clperf.server.settings import Settings
+from clperf.server.views import Span
+
+from clperf.records import Scenario
+
+KERNEL = """__kernel void k(__global float *a, int n)
+{
+\tfor (int j = 0; j < 4; j++)
+\t\ta[j] = n;
+}
+"""
+
+
+def test_unroll_edit_keeps_indentation_and_line() -> None:
+    edit = fixes.unroll_edit(KERNEL.split("\n"), 3, 4)
+    assert edit.span == Span(3, 1, 3, 1) and edit.new_text == "\t#pragma unroll 4\n"
+    fixed = fixes.unrolled_text(KERNEL, 3, 4)
+    assert fixed.split("\n")[2:4] == ["\t#pragma unroll 4", "\tfor (int j = 0; j < 4; j++)"]
+    assert parse(fixed)[0].loops[0].unroll == 4  # the front end reads the pragma back
+
+
+def test_directive_flags_round_trip_through_the_scenario_parser() -> None:
+    from clperf.scenario import parse_flags, resolve
+
+    kernel = parse(KERNEL)[0]
+    scenario = Scenario((4096,), (64,), {"a": 4096, "n": 7}, {}, ("global", "a", "n"))
+    edit = fixes.directive_edit(kernel, scenario)
+    assert edit.new_text == "// clperf: --global 4096 --local 64 --arg a=4096 --arg n=7\n"
+    again = resolve(parse_flags(edit.new_text.split(":", 1)[1]), kernel.params, kernel.dims_used)
+    assert again.global_size == (4096,) and again.args == {"a": 4096, "n": 7} and again.defaulted == ()
+
+
+def test_speedup_text() -> None:
+    assert fixes.speedup_text(1.0, 0.5) == "predicted 2.00x faster"
+    assert fixes.speedup_text(1.0, 1.001) == "predicted: no change"
+    assert fixes.speedup_text(None, 0.5) == "speedup not predicted"
+
+
+def test_formatting() -> None:
+    assert fmt.ms(0.84) == "0.84 ms" and fmt.ms(0.0055) == "5.5 µs" and fmt.ms(2500) == "2.5 s"
+    assert fmt.count(1.66e6) == "1.66 M" and fmt.size(48.2e6) == "48.2 MB"
+
+
+def _job(uri: str, version: int) -> Job:
+    return Job(uri, version, "", "", Settings(), None)
+
+
+async def test_scheduler_coalesces_and_runs_one_at_a_time() -> None:
+    versions = {"u": 1}
+    running = threading.Semaphore(1)
+    started: list[int] = []
+    delivered: list[int] = []
+
+    def run(job: Job) -> Analysis:
+        assert running.acquire(blocking=False), "two analyses of one document at once"
+        started.append(job.version or 0)
+        time.sleep(0.1)
+        running.release()
+        return Analysis(job.uri, job.version, "", None, (), {}, 0.0)
+
+    with ThreadPoolExecutor(2) as pool:
+        s = Scheduler(
+            pool, lambda uri: _job(uri, versions[uri]), run, lambda a: delivered.append(a.version or 0)
+        )
+        s.request("u")
+        await asyncio.sleep(0.05)  # first run under way
+        for v in range(2, 12):  # ten saves while it runs
+            versions["u"] = v
+            s.request("u")
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(0.5)
+    assert started == [1, 11]  # one re-run, of the newest version
+    assert delivered == [1, 11]
