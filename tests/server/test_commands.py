@@ -57,6 +57,11 @@ async def test_benchmark_kernel_updates_lens_and_store(client: LanguageClient, l
     measured = [t for t in titles if t.startswith("measured ")]
     assert len(measured) == 1, titles
     assert "(est. " in measured[0] or run["estimate_ms"] is None
+    line = lsp.line_of(text, "void fir8(")
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=lsp.doc_id(uri), position=types.Position(line=line, character=16))
+    )
+    assert f"median of {run['repetitions']} runs on {run['device']}" in hover.contents.value
     stored = [json.loads(line) for line in (lsp.home / "measurements.jsonl").read_text().splitlines()]
     assert any(m["kernel"] == "fir8" and m["median_ms"] == run["median_ms"] for m in stored)
 
