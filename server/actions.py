@@ -1,21 +1,25 @@
 """Code actions: the quick fixes offered next to findings, and the scenario directive for kernels on defaults.
 
-* ``unroll-candidate`` -> insert ``#pragma unroll N``; the title carries the predicted speedup (the fixed
-  file is compiled and estimated in a worker thread; "speedup not predicted" when that is not possible).
-* ``local-cache-candidate`` -> the ``__local`` caching rewrite, when ``clperf.predictor.rewrites`` offers it.
+* ``unroll-candidate`` and ``local-cache-candidate`` -> the rewrites of ``clperf.predictor.rewrites``
+  (``#pragma unroll N``, a manual unroll, the ``__local`` tile), each titled with its predicted speedup
+  (the edited file is compiled and estimated in a worker thread). Without that package: the
+  ``#pragma unroll N`` insertion of ``fixes``, estimated the same way ("speedup not predicted" on failure).
 * any kernel whose scenario uses defaults -> "Add a scenario directive" with the values now in use.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from clperf.predictor.frontend import Kernel
 from clperf.server import fixes
 from clperf.server.engine import Analysis
 from clperf.server.views import Action, Edit, Problem, Span
+
+from clperf.records import Scenario
 
 log = logging.getLogger("clperf.server")
 
@@ -46,28 +50,31 @@ def unroll_actions(problems: Sequence[Problem], text: str, speedup: Speedup) -> 
     return out
 
 
-def local_cache_actions(problems: Sequence[Problem], text: str, path: str, speedup: Speedup) -> list[Action]:
-    candidates = [p for p in problems if p.code == "local-cache-candidate" and p.data]
+def rewrite_actions(problems: Sequence[Problem], text: str, path: str, build_options: str, device: Any,
+                    scenarios: Mapping[str, Scenario], with_disabled: bool) -> list[Action] | None:
+    """Fixes from ``clperf.predictor.rewrites`` (pragma and manual unroll, the ``__local`` tile), titled with
+    their predicted speedup; None when that package is not installed (the caller falls back to
+    ``unroll_actions``). Rewrites that would not be equivalent come back disabled, with the reason."""
+    try:
+        from clperf.predictor import rewrites
+        from clperf.predictor.report import analyze_text
+    except ImportError:
+        return None
+    candidates = [p for p in problems if p.code in ("unroll-candidate", "local-cache-candidate") and p.data]
     if not candidates:
         return []
-    try:
-        from clperf.predictor import rewrites  # type: ignore[attr-defined]
-    except ImportError:
-        return []
-    out = []
+    report = analyze_text(text, Path(path) if path else None, build_options)
+    out: list[Action] = []
     for p in candidates:
-        try:
-            new_text = rewrites.apply(text, p.data)  # type: ignore[attr-defined]
-        except Exception:
-            log.info("no __local rewrite for %s", p.data, exc_info=True)
-            continue
-        if not isinstance(new_text, str) or new_text == text:
-            continue
-        lines = text.split("\n")
-        whole = Edit(Span(1, 1, len(lines), len(lines[-1]) + 1), new_text)
-        gain = speedup(str(p.data.get("kernel", "")), new_text)
-        out.append(Action(f"Cache {p.data.get('param', 'the buffer')} in __local memory ({gain})", "quickfix",
-                          (whole,), (p,)))
+        kernel = str(p.data.get("kernel", "")) if p.data else ""
+        found = rewrites.available(text, report, p.data, path=Path(path) if path else None,
+                                   build_options=build_options, device=device, scenario=scenarios.get(kernel))
+        for i, r in enumerate(found):
+            if r.disabled_reason is not None and not with_disabled:
+                continue
+            edits = tuple(Edit(Span(e.line, e.column, e.end_line, e.end_column), e.new_text) for e in r.edits)
+            out.append(Action(r.title, "quickfix", edits, (p,), preferred=i == 0 and r.enabled,
+                              disabled=r.disabled_reason))
     return out
 
 

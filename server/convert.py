@@ -88,4 +88,5 @@ def code_action(a: Action, uri: str) -> types.CodeAction:
         diagnostics=[diagnostic(p) for p in a.diagnostics] or None,
         edit=types.WorkspaceEdit(changes={uri: [text_edit(e) for e in a.edits]}),
         is_preferred=a.preferred or None,
+        disabled=types.CodeActionDisabled(reason=a.disabled) if a.disabled else None,
     )

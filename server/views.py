@@ -81,3 +81,4 @@ class Action:
     edits: tuple[Edit, ...]
     diagnostics: tuple[Problem, ...] = field(default_factory=tuple)
     preferred: bool = False
+    disabled: str | None = None  # why the action cannot be applied (shown greyed out)

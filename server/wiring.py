@@ -271,14 +271,17 @@ def _register_views(server: ClperfServer) -> None:
         problems = [convert.problem(d) for d in params.context.diagnostics]
         kernels, analysis = ls.kernels(doc), ls.docs.state(uri).analysis
 
-        def build() -> list[Action]:
-            def gain(kernel: str, new_text: str) -> str:
-                return ls.speedup(uri, text, kernel, new_text)
+        scenarios = {n: r.scenario for n, r in analysis.kernels.items() if r.scenario} if analysis else {}
+        device = analysis.device if analysis is not None else None
+        with_disabled = ls.supports("text_document", "code_action", "disabled_support")
 
-            return (actions.unroll_actions(problems, text, gain)
-                    + actions.local_cache_actions(problems, text, path, gain)
-                    + actions.directive_actions(kernels, analysis, params.range.start.line + 1,
-                                                params.range.end.line + 1))
+        def build() -> list[Action]:
+            found = actions.rewrite_actions(problems, text, path, ls.settings.build_options, device,
+                                            scenarios, with_disabled)
+            if found is None:
+                found = actions.unroll_actions(problems, text, lambda k, t: ls.speedup(uri, text, k, t))
+            return found + actions.directive_actions(kernels, analysis, params.range.start.line + 1,
+                                                     params.range.end.line + 1)
 
         found = await asyncio.get_running_loop().run_in_executor(ls.pool, build)
         return [convert.code_action(a, uri) for a in found]

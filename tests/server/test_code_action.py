@@ -54,3 +54,18 @@ async def test_scenario_directive_for_defaults(client: LanguageClient, lsp) -> N
     assert not any(a.title.startswith("Add a scenario directive") for a in again)
     # kernels with a directive never get one
     assert not any("strided" in a.title for a in await actions(client, uri, 5, []))
+
+
+@pytest.mark.e2e
+async def test_local_cache_rewrite(client: LanguageClient, lsp) -> None:
+    pytest.importorskip("clperf.predictor.rewrites")
+    text = lsp.fixture_text("kernels.cl")
+    uri = await lsp.open_doc(client, text)
+    diag = next(d for d in client.diagnostics[uri] if d.code == "local-cache-candidate")
+    found = await actions(client, uri, diag.range.start.line, [diag])
+    fix = next(a for a in found if "__local" in a.title)
+    assert "predicted" in fix.title or "not predicted" in fix.title, fix.title
+    if fix.disabled is None:
+        edits = fix.edit.changes[uri]
+        assert any("__local" in e.new_text for e in edits)
+        assert fix.diagnostics and fix.diagnostics[0].code == "local-cache-candidate"
