@@ -245,7 +245,8 @@ def render(out: dict[str, Any], meta: dict[str, Any]) -> str:
         f"(classes split at {', '.join(f'{b:.0%}' for b in features.UTIL_BINS)} of peak).",
         "",
     ]
-    for subset in ("all", "families", "generated"):
+    has_gen = out["counts"]["test_generated_kernels"] > 0
+    for subset in ("all", "families", "generated") if has_gen else ("all",):
         rows = []
         for model_name, per in out["results"].items():
             for d, subs in per.items():

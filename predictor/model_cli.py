@@ -58,6 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
     e.add_argument("--data", nargs="+", type=Path, required=True, help="datasets (*.jsonl or *.jsonl.gz)")
     e.add_argument("--model", type=Path, default=None, help="model folder (default: the shipped model)")
     e.add_argument("--report", type=Path, default=Path("reports"), help="folder for evaluation.md + PNG")
+    e.add_argument("--baseline-minutes", type=float, default=3.0,
+                   help="training time of the features-only network baseline (default 3)")
     add_json_flag(e)
     e.set_defaults(run=_evaluate)
 
@@ -163,7 +165,8 @@ def _evaluate(ns: argparse.Namespace) -> int:
     for p in ns.data:
         if not p.exists():
             raise InputError(f"no dataset at {p}")
-    result = evaluate.run(ns.data, ns.model, ns.report, progress=not ns.json)
+    result = evaluate.run(ns.data, ns.model, ns.report, progress=not ns.json,
+                          baseline_minutes=ns.baseline_minutes)
     if ns.json:
         json.dump(result, sys.stdout, indent=2)
         print()

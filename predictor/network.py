@@ -34,7 +34,7 @@ from torch.nn import functional as F  # noqa: N812
 @dataclass
 class NetConfig:
     vocab_size: int = 2100  # tokenizer vocabulary (BPE + keywords + specials)
-    max_len: int = 256  # tokens per kernel; longer code is cut
+    max_len: int = 192  # tokens per kernel; longer code is cut
     hidden: int = 128  # width of the code encoder and of the fused representation
     layers: int = 2  # transformer encoder layers
     heads: int = 4  # attention heads in the encoder and in the fusion
@@ -56,10 +56,13 @@ class PerfNet(nn.Module):
         if cfg.use_code:
             self.tok = nn.Embedding(cfg.vocab_size, h, padding_idx=cfg.pad_id)
             self.pos = nn.Embedding(cfg.max_len, h)
-            layer = nn.TransformerEncoderLayer(h, cfg.heads, cfg.ff, cfg.dropout, activation="gelu",
-                                               batch_first=True)
+            # no dropout inside the encoder: on a CPU, dropout over (K, heads, T, T) attention weights costs
+            # more than the attention itself; weight decay and the small size regularise it
+            layer = nn.TransformerEncoderLayer(h, cfg.heads, cfg.ff, 0.0, activation="gelu", batch_first=True)
             self.encoder = nn.TransformerEncoder(layer, cfg.layers, enable_nested_tensor=False)
-            self.fuse = nn.MultiheadAttention(h, cfg.heads, dropout=cfg.dropout, batch_first=True)
+            self.q = nn.Linear(h, h)  # fusion: the features ask, the code's tokens answer
+            self.kv = nn.Linear(h, 2 * h)
+            self.out = nn.Linear(h, h)
             self.gate = nn.Linear(2 * h, h)
         self.trunk = nn.Sequential(nn.Linear(h, h), nn.GELU(), nn.Dropout(cfg.dropout))
         self.reg = nn.Linear(h, 1)
@@ -74,15 +77,30 @@ class PerfNet(nn.Module):
         x = self.tok(tokens) + self.pos(pos)[None]  # (K, T, H)
         return self.encoder(x, src_key_padding_mask=pad), pad
 
+    def attend(self, f: torch.Tensor, states: torch.Tensor, pad: torch.Tensor,
+               kernel_index: torch.Tensor) -> torch.Tensor:
+        """Multi-head attention of each row's features (B, H) over its kernel's token states (K, T, H).
+
+        Keys and values are projected once per kernel, then shared by the rows (launches) of that kernel.
+        """
+        nh = self.cfg.heads
+        d = self.cfg.hidden // nh
+        k, v = self.kv(states).chunk(2, dim=-1)  # (K, T, H) each
+        K, T, _ = k.shape
+        k, v = k.view(K, T, nh, d)[kernel_index], v.view(K, T, nh, d)[kernel_index]  # (B, T, nh, d)
+        q = self.q(f).view(-1, nh, d)  # (B, nh, d)
+        scores = torch.einsum("bhd,bthd->bht", q, k) / math.sqrt(d)  # (B, nh, T)
+        scores = scores.masked_fill(pad[kernel_index][:, None, :], float("-inf"))
+        attn = F.dropout(torch.softmax(scores, dim=-1), self.cfg.dropout, self.training)
+        ctx = torch.einsum("bht,bthd->bhd", attn, v).reshape(-1, nh * d)  # (B, H)
+        return self.out(ctx)
+
     def forward(self, x: torch.Tensor, tokens: torch.Tensor | None = None,
                 kernel_index: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """``x`` (B, F) features; ``tokens`` (K, T) code of K kernels; ``kernel_index`` (B,) row -> kernel."""
         f = self.feat(x)  # (B, H)
         if self.cfg.use_code and tokens is not None and kernel_index is not None:
-            states, pad = self.encode(tokens)  # (K, T, H), (K, T)
-            states, pad = states[kernel_index], pad[kernel_index]  # (B, T, H), (B, T)
-            ctx, _ = self.fuse(f[:, None], states, states, key_padding_mask=pad)  # (B, 1, H)
-            ctx = ctx[:, 0]  # (B, H)
+            ctx = self.attend(f, *self.encode(tokens), kernel_index)  # (B, H)
             g = torch.sigmoid(self.gate(torch.cat([f, ctx], dim=-1)))  # (B, H)
             f = f + g * ctx
         h = self.trunk(f)  # (B, H)

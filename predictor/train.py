@@ -10,7 +10,7 @@ Steps:
    share of the generated kernels; a validation split (for the best checkpoint and the intervals) is cut
    from the training families the same way. ``clperf evaluate`` uses the same split, stored in the meta.
 3. **Fit** (``fit``): AdamW (weight decay 0.01), cosine annealing over a step count set by the time budget,
-   batches of 32 kernels x 8 launches each, so the code encoder runs once per kernel in a batch.
+   batches of 16 kernels x 16 launches each, so the code encoder runs once per kernel in a batch.
 """
 
 from __future__ import annotations
@@ -330,7 +330,7 @@ def encode_kernels(ex: Examples, tok: Any, max_len: int) -> list[list[int]]:
 
 def fit(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[int]] | None, minutes: float,
         epochs: int | None = None, seed: int = 0, device_type: str = "auto", progress: bool = False,
-        lr: float = 1e-3, kernels_per_batch: int = 32, rows_per_kernel: int = 8) -> FitResult:
+        lr: float = 1e-3, kernels_per_batch: int = 16, rows_per_kernel: int = 16) -> FitResult:
     """Train ``PerfNet(cfg)`` on rows with ``part == 0``; keep the best by validation loss (``part == 1``)."""
     import torch
     from clperf.predictor import network
@@ -399,7 +399,7 @@ def fit(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[int]] | N
         opt.step()
         if sched is not None:
             sched.step()
-        return float(loss)
+        return float(loss.detach())
 
     model.train()
     steps_per_epoch = max(1, math.ceil(len(train_rows) / (kernels_per_batch * rows_per_kernel)))
@@ -419,15 +419,20 @@ def fit(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[int]] | N
     history: list[dict[str, float]] = []
     every = max(20, total // 40)
     running = 0.0
+    hard_stop = t0 + minutes * 60 * 1.1  # a busy machine can slow steps after the probe; never overrun
     for s in range(total):
         running += step(sched)
-        if (s + 1) % every == 0 or s + 1 == total:
+        late = time.monotonic() > hard_stop
+        if (s + 1) % every == 0 or s + 1 == total or late:
             v = val_loss()
             history.append({"step": s + 1, "train_loss": running / every, "val_mse": v,
                             "seconds": time.monotonic() - t0})
             running = 0.0
             if not math.isnan(v) and v < best[0]:
                 best = (v, {k: t.detach().clone() for k, t in model.state_dict().items()})
+            if late:
+                total = s + 1
+                break
             if progress:
                 print(f"\rstep {s + 1}/{total} train {history[-1]['train_loss']:.3f} val mse {v:.3f} "
                       f"({time.monotonic() - t0:.0f} s)", end="", file=sys.stderr)
