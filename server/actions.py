@@ -67,8 +67,13 @@ def rewrite_actions(problems: Sequence[Problem], text: str, path: str, build_opt
     out: list[Action] = []
     for p in candidates:
         kernel = str(p.data.get("kernel", "")) if p.data else ""
-        found = rewrites.available(text, report, p.data, path=Path(path) if path else None,
-                                   build_options=build_options, device=device, scenario=scenarios.get(kernel))
+        try:
+            found = rewrites.available(text, report, p.data, path=Path(path) if path else None,
+                                       build_options=build_options, device=device,
+                                       scenario=scenarios.get(kernel))
+        except Exception:  # one broken rewrite must not take the other actions with it
+            log.error("rewrites for %s failed", p.code, exc_info=True)
+            continue
         for i, r in enumerate(found):
             if r.disabled_reason is not None and not with_disabled:
                 continue

@@ -178,6 +178,15 @@ def analyze(job: Job) -> Analysis:
     return Analysis(job.uri, job.version, digest, job.device, tuple(problems), kernels, elapsed)
 
 
+def warm_up() -> None:
+    """Import the compile/analysis/estimate stack (llvmlite, ~0.5 s) before the first file needs it."""
+    try:
+        import clperf.predictor.estimate  # noqa: F401
+        import clperf.predictor.report  # noqa: F401
+    except Exception:
+        log.warning("cannot import the analysis stack", exc_info=True)
+
+
 def failed(job: Job, error: BaseException) -> Analysis:
     """The analysis of a file the pipeline itself choked on: one diagnostic instead of silence."""
     msg = f"clperf could not analyse this file: {type(error).__name__}: {error}"

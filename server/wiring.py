@@ -187,6 +187,7 @@ def _register_documents(server: ClperfServer) -> None:
     @server.feature(types.INITIALIZED)
     @guarded("initialized")
     async def initialized(ls: ClperfServer, params: types.InitializedParams) -> None:
+        ls.pool.submit(engine.warm_up)
         ls.targets.start_discovery()
         for p in ls.pending_problems:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"clperf: {p}"))
