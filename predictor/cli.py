@@ -77,6 +77,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
     from clperf.predictor import model_cli  # predict, train, evaluate (the predictor engineer's)
 
     model_cli.register(sub)
+    from clperf.predictor import fix_cli  # fix (the rewrites engineer's)
+
+    fix_cli.register(sub)
 
 
 # ---- analyze -----------------------------------------------------------------------------------------

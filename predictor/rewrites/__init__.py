@@ -1,0 +1,284 @@
+"""Verified optimisation rewrites: what a quick fix changes in a kernel, whether that is safe, and what
+it is predicted to gain.
+
+Plain API shared by ``clperf fix`` and the language server:
+
+* ``available(text, report, finding, ...) -> list[Rewrite]``: the rewrites for one finding (rules
+  ``unroll-candidate`` and ``local-cache-candidate``) or, with ``rule="work-group"``, the work-group size
+  recommendation. A rewrite that would not be equivalent is still returned, with ``disabled_reason`` set,
+  so an editor can show it greyed out with the reason.
+* ``apply(text, rewrite) -> str``: the edited text. ``apply(text, finding_data)`` (a finding's ``data``
+  dict with ``rule`` and ``kernel``, as the server keeps it in a diagnostic) picks the first enabled
+  rewrite for that finding, or raises ``RewriteError`` with the reason.
+
+The predicted speedup is ``estimate(original) / estimate(rewritten)`` for the same scenario and device
+(the learned model where it covers the device, else the roofline). For the ``__local`` rewrite the
+rewritten kernel analysed is the fast path (tile reads without the global fallback), which is what runs
+when the scenario's work-group fits the tile; the applied text keeps the fallback.
+Equivalence is tested by running original and rewritten kernels on PoCL (``tests/rewrites``), and
+``bench/rewrite_speedups.py`` measures predicted against real speedups.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from clperf.predictor.rewrites import csource, local_tile, unroll
+from clperf.predictor.rewrites.edits import TextEdit, apply_edits
+
+from clperf.errors import ClperfError
+from clperf.records import Device, Scenario
+
+__all__ = ["Rewrite", "RewriteError", "TextEdit", "apply", "available", "scenario_for", "RULES"]
+
+log = logging.getLogger(__name__)
+RULES = ("unroll-candidate", "local-cache-candidate", "work-group")
+DEFAULT_MAX_GROUP = 1024
+DEFAULT_LOCAL_BYTES = 32768
+
+
+class RewriteError(ClperfError):
+    """No rewrite can be applied (the reason says why)."""
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    rule: str
+    kernel: str
+    kind: str  # "pragma-unroll" | "manual-unroll" | "local-cache" | "work-group"
+    title: str
+    edits: tuple[TextEdit, ...]
+    disabled_reason: str | None = None
+    predicted_speedup: float | None = None
+    prediction: str = ""  # model, device and scenario the prediction is for
+    scenario_change: dict[str, Any] | None = None  # work-group: {"local": [..]}
+    notes: tuple[str, ...] = ()  # e.g. reads that stay global
+    predict_edits: tuple[TextEdit, ...] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def enabled(self) -> bool:
+        return self.disabled_reason is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule, "kernel": self.kernel, "kind": self.kind, "title": self.title,
+            "edits": [e.to_json() for e in self.edits], "disabled_reason": self.disabled_reason,
+            "predicted_speedup": self.predicted_speedup, "prediction": self.prediction,
+            "scenario_change": self.scenario_change, "notes": list(self.notes),
+        }
+
+
+def apply(text: str, rewrite: Rewrite | dict[str, Any]) -> str:
+    if isinstance(rewrite, Rewrite):
+        if not rewrite.edits:
+            raise RewriteError(f"{rewrite.title}: nothing to edit in the source")
+        return apply_edits(text, rewrite.edits)
+    data = dict(rewrite)
+    rule, kernel = str(data.get("rule", "local-cache-candidate")), str(data.get("kernel", ""))
+    from clperf.predictor.report import analyze_text
+
+    report = analyze_text(text)
+    if not kernel and len(report.kernels) == 1:
+        kernel = report.kernels[0].name
+    found = available(text, report, {**data, "rule": rule, "kernel": kernel}, predict=False)
+    for r in found:
+        if r.enabled:
+            return apply_edits(text, r.edits)
+    raise RewriteError(found[0].disabled_reason if found else f"no {rule} rewrite for kernel {kernel!r}")
+
+
+def _finding_parts(finding: Any) -> tuple[str, str, dict[str, Any]]:
+    if isinstance(finding, dict):
+        return str(finding.get("rule", "")), str(finding.get("kernel", "")), finding
+    return finding.rule, finding.kernel, dict(finding.data)
+
+
+def scenario_for(text: str, kernel: Any, spec: Any = None) -> Scenario:
+    """The kernel's scenario: its ``// clperf:`` directive, overridden by ``spec`` (a ScenarioSpec)."""
+    from clperf.predictor import frontend
+
+    from clperf.scenario import ScenarioSpec, parse_flags, resolve
+
+    parsed = next((k for k in frontend.parse(text) if k.name == kernel.name), None)
+    base = parse_flags(parsed.directive) if parsed is not None and parsed.directive else ScenarioSpec()
+    merged = base.merged(spec) if spec is not None else base
+    return resolve(merged, list(kernel.params), parsed.dims_used if parsed else 1)
+
+
+def available(text: str, report: Any, finding: Any, *, path: Path | None = None, build_options: str = "",
+              device: Device | None = None, scenario: Scenario | None = None,
+              predict: bool = True) -> list[Rewrite]:
+    """The rewrites for ``finding`` (a Finding, or a dict with ``rule``, ``kernel`` and the finding data)."""
+    rule, kernel, data = _finding_parts(finding)
+    k = report.kernel(kernel) if report is not None else None
+    if rule == "unroll-candidate":
+        out = _unroll(text, kernel, data, k)
+    elif rule == "local-cache-candidate":
+        out = _local(text, kernel, data, device, scenario, k)
+    elif rule == "work-group":
+        if k is None:
+            return []
+        from clperf.predictor.rewrites import workgroup
+
+        return [workgroup.recommend(text, k, device, scenario, path, build_options)]
+    else:
+        return []
+    if predict and k is not None:
+        out = [_with_prediction(r, text, k, path, build_options, device, scenario) for r in out]
+    return out
+
+
+def _unroll(text: str, kernel: str, data: dict[str, Any], k: Any) -> list[Rewrite]:
+    b = csource.parse_kernel(text, kernel)
+    line = int(data.get("loop_line") or data.get("line") or 0)
+    loop = unroll.loop_at(b, line) if b is not None else None
+    if b is None or loop is None:
+        return [Rewrite("unroll-candidate", kernel, "pragma-unroll", "Unroll the loop", (),
+                        f"no loop at line {line} of kernel {kernel}")]
+    trips = data.get("trip_count")
+    n = int(data["factor"]) if isinstance(data.get("factor"), int) else unroll.factor(trips)
+    out = [Rewrite("unroll-candidate", kernel, "pragma-unroll", f"Insert #pragma unroll {n}",
+                   (unroll.pragma_edit(b, loop, n),))]
+    manual_n = min(n, 8)
+    try:
+        out.append(Rewrite("unroll-candidate", kernel, "manual-unroll",
+                           f"Unroll by {manual_n} by hand (remainder loop)",
+                           (unroll.manual_edit(b, loop, manual_n),)))
+    except unroll.Refused as e:
+        out.append(Rewrite("unroll-candidate", kernel, "manual-unroll",
+                           f"Unroll by {manual_n} by hand (remainder loop)", (), str(e)))
+    return out
+
+
+def _local(text: str, kernel: str, data: dict[str, Any], device: Device | None, scenario: Scenario | None,
+           k: Any) -> list[Rewrite]:
+    param = str(data.get("param", ""))
+    title = f"Cache `{param}` in __local memory"
+    b = csource.parse_kernel(text, kernel)
+    if b is None:
+        return [Rewrite("local-cache-candidate", kernel, "local-cache", title, (),
+                        "the kernel is unfinished")]
+    try:
+        pl = local_tile.plan(b, param)
+    except local_tile.Refused as e:
+        return [Rewrite("local-cache-candidate", kernel, "local-cache", title, (), str(e))]
+    max_group = device.max_work_group_size if device else DEFAULT_MAX_GROUP
+    budget = (device.local_mem_bytes // 2 if device and device.local_mem_bytes else DEFAULT_LOCAL_BYTES)
+    elem = _elem_size(pl.elem_type)
+    local = scenario.local_size if scenario is not None else None
+    if local is None and k is not None:
+        try:
+            local = scenario_for(text, k).local_size
+        except ClperfError:
+            local = None
+    full, scen = local_tile.capacity(pl, max_group, local)
+    cap = full if full * elem <= budget else scen
+    if cap * elem > budget:
+        return [Rewrite("local-cache-candidate", kernel, "local-cache", title, (),
+                        f"the tile needs {cap * elem} bytes of __local memory; the budget is {budget} "
+                        f"(half of the device's local memory)")]
+    edits = tuple(local_tile.generate(b, pl, cap))
+    fast = tuple(local_tile.generate(b, pl, cap, fallback=False))
+    shape = _shape_text(pl)
+    notes = tuple(f"line {ln}: stays a global read ({why})" for ln, why in pl.skipped)
+    return [Rewrite("local-cache-candidate", kernel, "local-cache",
+                    f"Cache `{param}` in __local memory ({shape})",
+                    edits, None, notes=notes, predict_edits=fast)]
+
+
+def _shape_text(pl: local_tile.Plan) -> str:
+    sx = f"group + {pl.max_x - pl.min_x}" if pl.cx else str(pl.max_x - pl.min_x + 1)
+    sy = f"group + {pl.max_y - pl.min_y}" if pl.cy else str(pl.max_y - pl.min_y + 1)
+    if pl.cy or pl.max_y > pl.min_y:
+        return f"tile of ({sx}) x ({sy}) elements"
+    return f"tile of {sx} elements".replace("group", "work-group")
+
+
+def _elem_size(type_name: str) -> int:
+    from clperf.records import type_size
+
+    return type_size(type_name) or 16
+
+
+def _with_prediction(r: Rewrite, text: str, k: Any, path: Path | None, build_options: str,
+                     device: Device | None, scenario: Scenario | None) -> Rewrite:
+    if not r.enabled:
+        return r
+    try:
+        new_text = apply_edits(text, r.predict_edits or r.edits)
+        checked = apply_edits(text, r.edits)
+        speedup, note = predicted_speedup(text, new_text, k, path=path, build_options=build_options,
+                                          device=device, scenario=scenario, verify_text=checked)
+    except RewriteError as e:
+        return replace(r, disabled_reason=str(e))
+    except ClperfError as e:
+        log.info("no prediction for %s: %s", r.title, e)
+        return replace(r, prediction=f"not predicted: {e}")
+    return replace(r, predicted_speedup=speedup, prediction=note,
+                   title=f"{r.title} ({speedup_text(speedup)})")
+
+
+def speedup_text(speedup: float | None) -> str:
+    if speedup is None:
+        return "speedup not predicted"
+    if abs(speedup - 1.0) < 0.005:
+        return "predicted: no change"
+    return f"predicted {speedup:.2f}x " + ("faster" if speedup > 1 else "slower")
+
+
+def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | None = None,
+                      build_options: str = "", device: Device | None = None,
+                      scenario: Scenario | None = None, verify_text: str | None = None) -> tuple[float, str]:
+    """``estimate(original) / estimate(rewritten)`` and a note naming model, device and scenario.
+
+    Raises RewriteError when the rewritten text (``verify_text``, default ``new_text``) does not compile.
+    """
+    from clperf.predictor import profiles
+    from clperf.predictor.estimate import estimate
+    from clperf.predictor.report import analyze_text
+
+    for t in {new_text, verify_text or new_text}:
+        rep = analyze_text(t, path, build_options)
+        errors = [d for d in rep.diagnostics if d.severity == "error"]
+        if errors:
+            raise RewriteError(f"the rewritten kernel does not compile: line {errors[0].line}: "
+                               f"{errors[0].message}")
+    after = analyze_text(new_text, path, build_options).kernel(kernel.name)
+    if after is None or not after.analyzed:
+        raise RewriteError("the rewritten kernel could not be analysed")
+    device = device or profiles.select_device(None)
+    scenario = scenario or scenario_for(text, kernel)
+    e0 = estimate(kernel, scenario, device, source=text, build_options=build_options, calibrate=False)
+    e1 = estimate(after, scenario, device, source=new_text, build_options=build_options, calibrate=False)
+    g = "x".join(map(str, scenario.global_size))
+    loc = "x".join(map(str, scenario.local_size)) if scenario.local_size else "runtime"
+    note = (f"{e0.model_name} {e0.model_version} on {device.name}: "
+            f"{e0.time_ms:.4g} ms -> {e1.time_ms:.4g} ms "
+            f"(global {g}, local {loc})")
+    return (e0.time_ms / e1.time_ms if e1.time_ms > 0 else 1.0), note
+
+
+def directive_local(text: str, kernel: Any, local: tuple[int, ...]) -> tuple[TextEdit, ...]:
+    """Edits that make the kernel's ``// clperf:`` directive say ``--local L``."""
+    from clperf.predictor import frontend
+
+    parsed = next((k for k in frontend.parse(text) if k.name == kernel.name), None)
+    if parsed is None:
+        return ()
+    value = ",".join(map(str, local))
+    lines = text.split("\n")
+    if parsed.directive_line is not None:
+        for i in range(parsed.directive_line - 1, parsed.header_line - 1):
+            m = re.search(r"--local(\s+|=)(\S+)", lines[i])
+            if m:
+                return (TextEdit(i + 1, m.start(2) + 1, i + 1, m.end(2) + 1, value),)
+        last = parsed.header_line - 2
+        while last >= 0 and "clperf:" not in lines[last]:
+            last -= 1
+        end = len(lines[last]) + 1
+        return (TextEdit(last + 1, end, last + 1, end, f" --local {value}"),)
+    return (TextEdit(parsed.header_line, 1, parsed.header_line, 1, f"// clperf: --local {value}\n"),)

@@ -1,0 +1,495 @@
+"""The ``__local`` caching rewrite: stage the part of a read-only buffer that a work-group reads into a
+``__local`` tile (with its halo), barrier once, then read the neighbours from the tile.
+
+One mechanism covers 1-D and 2-D stencils, sliding windows, convolution windows and matrix row/column
+tiles: every read ``P[expr]`` of the buffer is written as ``U + X + Y*W`` where ``U`` and ``W`` are the same
+for every work-item (arguments, macros), ``X = cx*gid0 + Xs(k)`` and ``Y = cy*gid1 + Ys(k)`` with ``cx, cy``
+0 or 1 and ``Xs, Ys`` integer polynomials of the enclosing loops' counters (constant bounds). The tile
+holds the rectangle of ``(X, Y)`` that the work-group can touch.
+
+Why it is correct at the edges and for any work-group size:
+
+* **exact halo loads.** A tile element is loaded only if some work-item of the group really reads it in
+  the original kernel: for each read site the load loop solves for the work-item (and loop counters) that
+  would read it and evaluates that read's own guard (its enclosing ``if`` conditions, ternaries, ``&&``
+  operands and earlier ``if (...) return;``) for that work-item, with the original types. So no address
+  is loaded that the original did not load: the original bounds checks are preserved, not guessed.
+* **any work-group size.** The tile has a fixed capacity (sized for the largest work-group the target
+  device allows, or the scenario's when that is too big for local memory); when a launch's work-group
+  needs more, ``use`` is 0 for the whole group and every read takes the original global path. Adding
+  ``reqd_work_group_size`` instead would make launches with another local size (or none) fail.
+* **barrier safety.** The tile is loaded at the top of the kernel, before any early ``return``, and the
+  single barrier is executed by every work-item.
+
+A read site that does not fit (a division in the index, a guard that reads memory or depends on
+``get_local_id``, a loop with non-constant bounds) keeps reading global memory: still correct.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import tree_sitter as ts
+from clperf.predictor.rewrites import csource as cs
+from clperf.predictor.rewrites.edits import TextEdit
+
+_LOOPS = ("for_statement", "while_statement", "do_statement")
+
+
+class Refused(Exception):
+    """Why a site (or the whole rewrite) cannot be done safely."""
+
+
+@dataclass
+class LoopVar:
+    name: str
+    type: str
+    lo: int
+    hi: int  # exclusive
+
+
+@dataclass
+class Site:
+    node: ts.Node  # the subscript expression
+    index: ts.Node
+    poly: cs.Poly
+    conds: list[str]
+    loops: list[LoopVar]
+    x: cs.Poly = field(default_factory=dict)  # offset polynomials over loop counters
+    y: cs.Poly = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    param: str
+    elem_type: str
+    sites: list[Site]
+    skipped: list[tuple[int, str]]  # (line, why) for reads that stay global
+    cx: int
+    cy: int
+    w: cs.Poly | None
+    min_x: int
+    max_x: int
+    min_y: int
+    max_y: int
+    dims: int  # work-item dimensions the kernel uses
+
+    def extent(self, lsz: tuple[int, int]) -> int:
+        ex = (lsz[0] if self.cx else 1) + self.max_x - self.min_x
+        ey = (lsz[1] if self.cy else 1) + self.max_y - self.min_y
+        return ex * ey
+
+
+# ---- analysis of the reads --------------------------------------------------------------------------------
+
+
+def _loop_var(b: cs.Body, loop: ts.Node) -> LoopVar:
+    if loop.type != "for_statement":
+        raise Refused("it is inside a while/do loop")
+    init, cond, upd = (loop.child_by_field_name(f) for f in ("initializer", "condition", "update"))
+    if init is None or cond is None or upd is None:
+        raise Refused("it is inside a for loop without initialiser, condition or update")
+    if init.type == "declaration":
+        decls = init.children_by_field_name("declarator")
+        if len(decls) != 1 or decls[0].type != "init_declarator":
+            raise Refused("its loop declares more than one counter")
+        name = b.src(decls[0].child_by_field_name("declarator"))  # type: ignore[arg-type]
+        value = decls[0].child_by_field_name("value")
+        first = init.child_by_field_name("declarator")
+        type_text = " ".join(b.data[init.start_byte:first.start_byte].decode().split())  # type: ignore[union-attr]
+    else:
+        raise Refused("its loop counter is declared outside the loop")
+    lo_p = b.poly(value) if value is not None else None  # type: ignore[arg-type]
+    lo = cs.constant(lo_p) if lo_p is not None else None
+    if cond.type != "binary_expression" or b.src(cond.child_by_field_name("left")) != name:  # type: ignore[arg-type]
+        raise Refused("its loop condition is not `counter < bound`")
+    op = b.src(cond.child_by_field_name("operator"))  # type: ignore[arg-type]
+    hi_p = b.poly(cond.child_by_field_name("right"))  # type: ignore[arg-type]
+    hi = cs.constant(hi_p) if hi_p is not None else None
+    if op not in ("<", "<=") or lo is None or hi is None:
+        raise Refused("its loop bounds are not compile-time constants")
+    hi = hi + 1 if op == "<=" else hi
+    if re.sub(r"\s", "", b.src(upd)) not in (f"{name}++", f"++{name}", f"{name}+=1"):
+        raise Refused("its loop does not step by 1")
+    body = loop.child_by_field_name("body")
+    for n in cs.walk(body):  # type: ignore[arg-type]
+        if n.type in ("assignment_expression", "update_expression"):
+            t = n.child_by_field_name("left") or n.child_by_field_name("argument")
+            if t is not None and b.src(t) == name:
+                raise Refused(f"its loop counter `{name}` is changed inside the loop")
+    if hi <= lo:
+        raise Refused("its loop never runs")
+    return LoopVar(name, type_text or "int", lo, hi)
+
+
+def _early_exit(b: cs.Body, stmt: ts.Node, in_loop: bool) -> str | None:
+    """``if (C) return;`` (or ``continue;`` directly in a loop body) before a read: the read needs !C.
+    Raise when an earlier statement can leave in another way."""
+    jumps = [n for n in cs.walk(stmt) if n.type in ("return_statement", "break_statement",
+                                                    "continue_statement", "goto_statement")]
+    if not jumps:
+        return None
+    if stmt.type == "if_statement" and stmt.child_by_field_name("alternative") is None:
+        cons = stmt.child_by_field_name("consequence")
+        inner = cons.named_children if cons is not None and cons.type == "compound_statement" else [cons]
+        ok = ("return_statement",) + (("continue_statement",) if in_loop else ())
+        if len(inner) == 1 and inner[0] is not None and inner[0].type in ok and \
+                (inner[0].type != "return_statement" or inner[0].named_child_count == 0):
+            return "!" + b.src(stmt.child_by_field_name("condition"))  # type: ignore[arg-type]
+    raise Refused(f"the statement at line {b.pos(stmt.start_byte)[0]} may leave early")
+
+
+def _path(b: cs.Body, site: ts.Node) -> tuple[list[str], list[LoopVar]]:
+    """The guard under which ``site`` executes and the loops around it (outermost first)."""
+    conds: list[str] = []
+    loops: list[LoopVar] = []
+    node = site
+    while node.id != b.body.id:
+        parent = node.parent
+        if parent is None:
+            raise Refused("it is outside the kernel body")
+        t = parent.type
+        if t == "if_statement":
+            cond = parent.child_by_field_name("condition")
+            if parent.child_by_field_name("consequence") == node:
+                conds.append(b.src(cond))  # type: ignore[arg-type]
+            elif node.type == "else_clause" or parent.child_by_field_name("alternative") == node:
+                conds.append("!" + b.src(cond))  # type: ignore[arg-type]
+        elif t == "else_clause":
+            pass
+        elif t == "conditional_expression":
+            cond = parent.child_by_field_name("condition")
+            if parent.child_by_field_name("consequence") == node:
+                conds.append("(" + b.src(cond) + ")")  # type: ignore[arg-type]
+            elif parent.child_by_field_name("alternative") == node:
+                conds.append("!(" + b.src(cond) + ")")  # type: ignore[arg-type]
+        elif t == "binary_expression" and parent.child_by_field_name("right") == node:
+            op = b.src(parent.child_by_field_name("operator"))  # type: ignore[arg-type]
+            left = b.src(parent.child_by_field_name("left"))  # type: ignore[arg-type]
+            if op == "&&":
+                conds.append("(" + left + ")")
+            elif op == "||":
+                conds.append("!(" + left + ")")
+        elif t in _LOOPS:
+            if parent.child_by_field_name("body") != node:
+                raise Refused("it is in a loop's header")
+            loops.insert(0, _loop_var(b, parent))
+        elif t in ("switch_statement", "case_statement", "labeled_statement"):
+            raise Refused("it is inside a switch or after a label")
+        elif t == "compound_statement":
+            in_loop = parent.parent is not None and parent.parent.type in _LOOPS
+            for sib in parent.named_children:
+                if sib.start_byte >= node.start_byte:
+                    break
+                c = _early_exit(b, sib, in_loop)
+                if c is not None:
+                    conds.append(c)
+        node = parent
+    return conds, loops
+
+
+_ALLOWED_TOKEN = re.compile(r"[A-Za-z_]\w*")
+
+
+def _check_text(b: cs.Body, node_text: str, loop_names: set[str], what: str, seen: set[str] | None = None,
+                ) -> set[str]:
+    """Identifiers of ``node_text`` may be evaluated for another work-item: return the pure locals it needs
+    (transitively); raise when it reads memory, calls a work-item function, or uses a changing local."""
+    seen = seen if seen is not None else set()
+    if "[" in node_text or re.search(r"(?<![=!<>])=(?!=)|\+\+|--", node_text):
+        raise Refused(f"{what} reads memory or assigns")
+    needed: set[str] = set()
+    for m in re.finditer(r"\b([A-Za-z_]\w*)\s*(\()?", node_text):
+        name, call = m.group(1), m.group(2)
+        if call:
+            if name == "get_global_id" or name in cs.UNIFORM_CALLS:
+                continue
+            raise Refused(f"{what} calls {name}()")
+        if name in loop_names or name in seen:
+            continue
+        if name in b.locals:
+            if not b.is_pure(name):
+                raise Refused(f"{what} uses `{name}`, which changes")
+            seen.add(name)
+            needed.add(name)
+            init = b.src(b.locals[name].value)  # type: ignore[arg-type]
+            needed |= _check_text(b, init, loop_names, f"`{name}`", seen)
+            continue
+        p = b.params.get(name)
+        if p is not None and p.pointer:
+            raise Refused(f"{what} uses the pointer `{name}`")
+        # scalar arguments, macros, types and literals' suffixes are uniform
+    return needed
+
+
+def _decompose(site: Site, loop_names: set[str]) -> tuple[int, int, tuple[str, ...] | None, cs.Poly]:
+    """``(cx, cy, W monomial, U)`` of one site, filling ``site.x``/``site.y``."""
+    groups: dict[tuple[str, ...], cs.Poly] = {}
+    for mono, c in site.poly.items():
+        var = tuple(s for s in mono if s.startswith("@gid") or s in loop_names)
+        uni = tuple(s for s in mono if not (s.startswith("@gid") or s in loop_names))
+        groups.setdefault(uni, {})[var] = groups.get(uni, {}).get(var, 0) + c
+    q1 = groups.pop((), {})
+    moving = {u: q for u, q in groups.items() if cs.symbols(q)}
+    if len(moving) > 1:
+        raise Refused("its index has more than one row stride")
+    w = next(iter(moving), None)
+    qw = groups.pop(w, {}) if w is not None else {}
+    u: cs.Poly = {uni: q.get((), 0) for uni, q in groups.items()}
+    cx = q1.pop(("@gid0",), 0)
+    cy = qw.pop(("@gid1",), 0)
+    if w is None and q1.get(("@gid1",), 0) > 1:  # a compile-time row stride (`row * K`, K a macro)
+        w, cy = (f"#{q1.pop(('@gid1',))}",), 1
+    if cx not in (0, 1) or cy not in (0, 1):
+        raise Refused("neighbouring work-items do not read neighbouring elements")
+    for q in (q1, qw):
+        if any(s.startswith("@gid") for s in cs.symbols(q)) or any(len(m) > 1 for m in q):
+            raise Refused("its index mixes work-item indices in a way a tile cannot follow")
+    site.x, site.y = q1, qw
+    return cx, cy, w, u
+
+
+def _range(p: cs.Poly, loops: list[LoopVar]) -> tuple[int, int]:
+    lo = hi = p.get((), 0)
+    for lv in loops:
+        c = p.get((lv.name,), 0)
+        lo += min(c * lv.lo, c * (lv.hi - 1))
+        hi += max(c * lv.lo, c * (lv.hi - 1))
+    return lo, hi
+
+
+def plan(b: cs.Body, param: str) -> Plan:
+    p = b.params.get(param)
+    if p is None or not p.pointer:
+        raise Refused(f"`{param}` is not a buffer parameter of the kernel")
+    if p.address_space not in ("global", "constant"):
+        raise Refused(f"`{param}` is not in global or constant memory")
+    if re.search(r"\bget_global_id\s*\(\s*2\s*\)", b.src(b.body)):
+        raise Refused("the kernel is 3-D; the tile covers 1-D and 2-D work-groups")
+    sites: list[Site] = []
+    skipped: list[tuple[int, str]] = []
+    for n in cs.walk(b.body):
+        if n.type == "identifier" and b.src(n) == param:
+            par = n.parent
+            if par is None or par.type != "subscript_expression" or par.child_by_field_name("argument") != n:
+                raise Refused(f"`{param}` is used other than by indexing (line {b.pos(n.start_byte)[0]}): "
+                              "it may be written or aliased")
+            up = par.parent
+            assigned = up is not None and up.type == "assignment_expression" \
+                and up.child_by_field_name("left") == par
+            if up is not None and (assigned or up.type == "update_expression"
+                                   or (up.type == "pointer_expression" and b.src(up).startswith("&"))):
+                raise Refused(f"`{param}` is written in the kernel (line {b.pos(n.start_byte)[0]}): a tile "
+                              "would go stale")
+            index = par.child_by_field_name("index")
+            line = b.pos(par.start_byte)[0]
+            try:
+                poly = b.poly(index) if index is not None else None
+                if poly is None:
+                    raise Refused("its index is not a sum of products of names and integers")
+                conds, loops = _path(b, par)
+                names = {lv.name for lv in loops}
+                for c in conds:
+                    _check_text(b, c, names, "its guard")
+                _check_text(b, b.src(index), names, "its index")  # type: ignore[arg-type]
+                sites.append(Site(par, index, poly, conds, loops))  # type: ignore[arg-type]
+            except Refused as e:
+                skipped.append((line, str(e)))
+    if not sites:
+        raise Refused(f"no read of `{param}` can be served from a tile"
+                      + (f" ({skipped[0][1]}, line {skipped[0][0]})" if skipped else ""))
+    shape = None
+    kept: list[Site] = []
+    for s in sites:
+        try:
+            d = _decompose(s, {lv.name for lv in s.loops})
+        except Refused as e:
+            skipped.append((b.pos(s.node.start_byte)[0], str(e)))
+            continue
+        if shape is None:
+            shape = d
+        if d != shape:
+            skipped.append((b.pos(s.node.start_byte)[0], "its index has another form than the first read"))
+            continue
+        kept.append(s)
+    if shape is None or not kept:
+        raise Refused(f"no read of `{param}` can be served from a tile "
+                      f"({skipped[-1][1]}, line {skipped[-1][0]})")
+    cx, cy, w, _u = shape
+    xs = [_range(s.x, s.loops) for s in kept]
+    ys = [_range(s.y, s.loops) for s in kept]
+    min_x, max_x = min(a for a, _ in xs), max(c for _, c in xs)
+    min_y, max_y = min(a for a, _ in ys), max(c for _, c in ys)
+    distinct = {(tuple(sorted(s.x.items())), tuple(sorted(s.y.items()))) for s in kept}
+    reuse = len(distinct) > 1 or max_x > min_x or max_y > min_y or not cx or (b_dims(b) > 1 and not cy)
+    if not reuse:
+        raise Refused(f"each work-item reads a different element of `{param}`: nothing to share")
+    return Plan(param, p.type, kept, skipped, cx, cy, _w_poly(w), min_x, max_x, min_y, max_y, b_dims(b))
+
+
+def _w_poly(w: tuple[str, ...] | None) -> cs.Poly | None:
+    if w is None:
+        return None
+    if len(w) == 1 and w[0].startswith("#"):
+        return {(): int(w[0][1:])}
+    return {w: 1}
+
+
+def b_dims(b: cs.Body) -> int:
+    return 2 if re.search(r"\bget_(global|local|group)_id\s*\(\s*1\s*\)", b.src(b.body)) else 1
+
+
+# ---- code generation --------------------------------------------------------------------------------------
+
+
+def capacity(pl: Plan, max_group: int, scenario_local: tuple[int, ...] | None) -> tuple[int, int]:
+    """(tile elements for every work-group shape up to ``max_group`` items, for the scenario's shape)."""
+    shapes: list[tuple[int, int]] = []
+    if pl.dims == 1:
+        shapes = [(max_group, 1)]
+    else:
+        a = 1
+        while a <= max_group:
+            shapes.append((a, max(1, max_group // a)))
+            a *= 2
+    full = max(pl.extent(s) for s in shapes)
+    sl = scenario_local or ((256,) if pl.dims == 1 else (16, 16))
+    scen = pl.extent((sl[0], sl[1] if len(sl) > 1 else 1))
+    return full, scen
+
+
+def _guard(conds: list[str]) -> str:
+    return " && ".join(f"({c})" for c in conds) if conds else "1"
+
+
+def generate(b: cs.Body, pl: Plan, cap: int, fallback: bool = True) -> list[TextEdit]:
+    """Edits: the tile block after the body's ``{`` and each served read. ``fallback=False`` reads the tile
+    unconditionally (what runs when the tile fits: the variant the prediction analyses)."""
+    pre = f"clp_{pl.param}_"
+    gid = {0: f"((size_t){pre}j0)", 1: f"((size_t){pre}j1)"}
+    two = pl.dims > 1
+    ind = "    "
+    L: list[str] = []
+    L.append(f"/* clperf: `{pl.param}` staged in __local memory once per work-group (tile + halo), "
+             "then read from there */")
+    L.append(f"__local {pl.elem_type} {pre}tile[{cap}];")
+    span_x, span_y = pl.max_x - pl.min_x, pl.max_y - pl.min_y
+    L.append(f"const int {pre}ex = {'(int)get_local_size(0)' if pl.cx else '1'} + {span_x};")
+    L.append(f"const int {pre}ey = {'(int)get_local_size(1)' if pl.cy else '1'} + {span_y};")
+    L.append(f"const int {pre}use = {pre}ex * {pre}ey <= {cap};")
+    L.append(f"if ({pre}use) {{")
+    L.append(ind + f"const int {pre}b0 = (int)(get_global_id(0) - get_local_id(0)), "
+             f"{pre}s0 = (int)get_local_size(0);")
+    L.append(ind + f"const int {pre}b1 = (int)(get_global_id(1) - get_local_id(1)), "
+             f"{pre}s1 = (int)get_local_size(1);")
+    L.append(ind + f"for (int {pre}t = (int)(get_local_id(1) * get_local_size(0) + get_local_id(0)); "
+             f"{pre}t < {pre}ex * {pre}ey; {pre}t += {pre}s0 * {pre}s1) {{")
+    body: list[str] = []
+    body.append(f"const int {pre}x = {pre + 'b0 + ' if pl.cx else ''}{pl.min_x} + {pre}t % {pre}ex;")
+    body.append(f"const int {pre}y = {pre + 'b1 + ' if pl.cy else ''}{pl.min_y} + {pre}t / {pre}ex;")
+    body.append(f"int {pre}need = 0;")
+    for s in pl.sites:
+        body += _site_block(b, pl, s, pre, gid)
+    L += [ind * 2 + line for line in body]
+    L.append(ind + "}")
+    L.append("}")
+    L.append("barrier(CLK_LOCAL_MEM_FENCE);")
+    # where the block goes: right after the body's opening brace, indented like the body's first statement
+    first = b.body.named_children[0] if b.body.named_children else None
+    col = b.pos(first.start_byte)[1] if first is not None else b.pos(b.body.start_byte)[1] + 4
+    pad = " " * (col - 1)
+    open_line, open_col = b.pos(b.body.start_byte)
+    edits = [TextEdit(open_line, open_col + 1, open_line, open_col + 1,
+                      "\n" + "\n".join(pad + x if x else x for x in L))]
+    for s in pl.sites:
+        ty = f"{'(int)get_local_id(1) + ' if pl.cy else ''}{cs.to_c(s.y)} - ({pl.min_y})"
+        tx = f"{'(int)get_local_id(0) + ' if pl.cx else ''}{cs.to_c(s.x)} - ({pl.min_x})"
+        idx = f"({ty}) * {pre}ex + {tx}" if (two or pl.cy or span_y) else tx
+        tile = f"{pre}tile[{idx}]"
+        new = f"({pre}use ? {tile} : {b.src(s.node)})" if fallback else tile
+        l0, c0 = b.pos(s.node.start_byte)
+        l1, c1 = b.pos(s.node.end_byte)
+        edits.append(TextEdit(l0, c0, l1, c1, new))
+    return edits
+
+
+def _site_block(b: cs.Body, pl: Plan, s: Site, pre: str, gid: dict[int, str]) -> list[str]:
+    """Does a work-item of this group read tile element (x, y) through this site? Then load it.
+
+    Unknowns: the work-item (j0, j1) and the loop counters. A coordinate ``±k + c`` along a dimension the
+    work-item does not move gives ``k`` directly; remaining counters are looped over; ``j`` along a
+    dimension it moves is solved; along a dimension it does not move, ``j`` only matters to the guard
+    (any work-item of the group will do, so it is looped over only when the guard uses it)."""
+    names = {lv.name for lv in s.loops}
+    needed: set[str] = set()
+    texts = [*s.conds, b.src(s.index)]
+    for t in texts:
+        needed |= _check_text(b, t, names, "guard")
+    uses = " ".join(texts + [b.src(b.locals[n].value) for n in needed])  # type: ignore[arg-type]
+    dim_used = {d: bool(re.search(rf"\bget_global_id\s*\(\s*{d}\s*\)", uses)) for d in (0, 1)}
+    for name in needed:  # an index variable stands for get_global_id(d) of its dimension
+        for d in (0, 1):
+            if b.is_pure(name) and b.poly(b.locals[name].value) == {(cs.gid_symbol(d),): 1}:  # type: ignore[arg-type]
+                dim_used[d] = True
+    out: list[str] = [f"if (!{pre}need) {{"]
+    pad = "    "
+    depth = 1
+
+    def emit(line: str, opens: bool = False) -> None:
+        nonlocal depth
+        out.append(pad * depth + line)
+        if opens:
+            depth += 1
+
+    coords = {0: (pl.cx, s.x), 1: (pl.cy, s.y)}
+    solved: dict[int, str] = {}  # dimension -> loop counter solved from it
+    by_name = {lv.name: lv for lv in s.loops}
+    for d, (c, p) in coords.items():
+        loop_terms = [m for m in p if m]
+        if not c and len(loop_terms) == 1 and loop_terms[0][0] in by_name and abs(p[loop_terms[0]]) == 1 \
+                and loop_terms[0][0] not in solved.values():
+            lv = by_name[loop_terms[0][0]]
+            a, rest = p[loop_terms[0]], p.get((), 0)
+            emit(f"const {lv.type} {lv.name} = {'' if a == 1 else '-'}({pre}{'xy'[d]} - ({rest}));")
+            emit(f"if ({lv.name} >= {lv.lo} && {lv.name} < {lv.hi}) {{", True)
+            solved[d] = lv.name
+    for lv in s.loops:
+        if lv.name not in solved.values():
+            emit(f"for ({lv.type} {lv.name} = {lv.lo}; {lv.name} < {lv.hi} && !{pre}need; {lv.name}++) {{",
+                 True)
+    checks: list[str] = []
+    free: list[int] = []
+    for d, (c, p) in coords.items():
+        var = f"{pre}{'xy'[d]}"
+        if c:
+            emit(f"const int {pre}j{d} = {var} - ({cs.to_c(p)});")
+            checks.append(f"{pre}j{d} >= {pre}b{d} && {pre}j{d} < {pre}b{d} + {pre}s{d}")
+        else:
+            if d not in solved:
+                checks.append(f"({cs.to_c(p)}) == {var}")
+            if dim_used[d]:
+                free.append(d)
+            else:
+                emit(f"const int {pre}j{d} = {pre}b{d};")
+    emit(f"if ({' && '.join(checks) if checks else '1'}) {{", True)
+    for d in free:  # the guard depends on a dimension the address does not: any work-item of the group
+        emit(f"for (int {pre}j{d} = {pre}b{d}; {pre}j{d} < {pre}b{d} + {pre}s{d} && !{pre}need; "
+             f"{pre}j{d}++) {{", True)
+    for name in sorted(needed, key=lambda n: b.locals[n].decl.start_byte):
+        loc = b.locals[name]
+        ty = re.sub(r"\bconst\b\s*", "", loc.type).strip() or "int"
+        emit(f"const {ty} {name} = {cs.replace_gid(b.src(loc.value), gid)};")  # type: ignore[arg-type]
+    guard = cs.replace_gid(_guard(s.conds), gid)
+    load = f"{pre}tile[{pre}t] = {pl.param}[{cs.replace_gid(b.src(s.index), gid)}];"
+    emit(f"if ({guard}) {{ {load} {pre}need = 1; }}")
+    while depth > 1:
+        depth -= 1
+        out.append(pad * depth + "}")
+    out.append("}")
+    return out
+
+
+def variables_used(pl: Plan) -> list[str]:
+    return sorted({lv.name for s in pl.sites for lv in s.loops})
+
