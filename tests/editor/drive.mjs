@@ -92,7 +92,9 @@ async function goTo(page, line, column) {
   await sleep(300);
 }
 
-const lensTexts = (page) => page.locator(".codelens-decoration").allTextContents();
+/** Every code lens title on screen (one decoration per line holds that line's lenses, joined by " | "). */
+const lensTexts = async (page) =>
+  (await page.locator(".codelens-decoration").allTextContents()).flatMap((t) => t.split(" | ")).map((t) => t.trim());
 
 async function main() {
   const browser = await chromium.connectOverCDP(cfg.cdp);
@@ -169,14 +171,14 @@ async function main() {
       const rows = page.locator(".action-widget .monaco-list-row.action");
       await rows.first().waitFor({ timeout: 5_000 });
       const texts = await rows.allTextContents();
-      return texts.find((t) => /unroll/i.test(t));
+      return texts.find((t) => /#pragma unroll/i.test(t));
     });
     const menu = await shot(page, "05-quickfix-menu.png");
     // The action list is driven with the keyboard (a pointer-blocking overlay catches synthetic clicks).
     const rows = page.locator(".action-widget .monaco-list-row.action");
     const texts = await rows.allTextContents();
     const classes = await rows.evaluateAll((els) => els.map((e) => e.className));
-    const target = texts.findIndex((t) => /unroll/i.test(t));
+    const target = texts.findIndex((t) => /#pragma unroll/i.test(t));
     let focused = classes.findIndex((c) => /\bfocused\b/.test(c));
     if (focused < 0) focused = 0;
     for (let i = focused; i < target; i++) await page.keyboard.press("ArrowDown");
@@ -225,6 +227,28 @@ async function main() {
       detail: `progress: ${progress} || lenses: ${lenses.join(" | ")}`,
       screenshot: await shot(page, "08-benchmark-measured.png"),
     };
+  });
+
+  await check("select_device", page, async () => {
+    await palette(page, "clperf: Select target device");
+    const rows = page.locator(".quick-input-list .monaco-list-row");
+    await rows.first().waitFor({ timeout: 30_000 });
+    await sleep(300);
+    const labels = await rows.allTextContents();
+    const input = page.locator(".quick-input-widget input.input");
+    await input.fill("pthread"); // PoCL's CPU device
+    await page.locator(".quick-input-list .monaco-list-row").filter({ hasText: /pthread/i }).first().waitFor();
+    const screenshot = await shot(page, "10-select-device.png");
+    await page.keyboard.press("Enter");
+    const status = await until("the status bar to name the PoCL device", 30_000, async () => {
+      const t = await page.locator(".statusbar-item").filter({ hasText: "clperf:" }).first().textContent();
+      return /pthread/i.test(t ?? "") ? t.trim() : undefined;
+    });
+    const lenses = await until("estimates for the PoCL device", 60_000, async () => {
+      const all = await lensTexts(page);
+      return all.some((t) => /^≈.*on pthread/i.test(t)) ? all : undefined;
+    });
+    return { detail: `choices: ${labels.join(" | ")} || status: ${status} || lenses: ${lenses.join(" | ")}`, screenshot };
   });
 
   await check("missing_clperf", page, async () => {

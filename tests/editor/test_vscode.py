@@ -177,6 +177,11 @@ def test_benchmark_on_pocl_shows_measured_time(session: dict[str, Any]) -> None:
     assert "[cancel buttons: 1]" in detail, f"the progress notification is not cancellable: {detail}"
 
 
+def test_select_device_retargets_estimates(session: dict[str, Any]) -> None:
+    detail = _check(session, "select_device")
+    assert "NVIDIA H200" in detail.split("||")[0], detail  # the shipped profile is offered next to PoCL
+
+
 def test_missing_clperf_gives_install_advice(session: dict[str, Any]) -> None:
     probe = subprocess.run([NO_CLPERF_PYTHON, "-c", "import clperf.server"], capture_output=True)
     if probe.returncode == 0:
