@@ -1,0 +1,78 @@
+"""``clperf train`` on real PoCL measurements writes a model that ``estimate`` then uses (and caches)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from clperf.predictor import estimate as estimate_mod
+from clperf.predictor.report import analyze_text
+from clperf.predictor.train import Examples, build, make_split
+
+from clperf.cli import main
+from clperf.records import Measurement
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_examples_find_sources_by_hash_and_target_the_roofline_ratio(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLPERF_HOME", str(tmp_path))
+    ex = build([DATA / "pocl_map_float.jsonl"], sources=[DATA], use_cache=False)
+    assert len(ex) == 50 and not ex.skipped
+    assert set(ex.kernel_names) == {"mapf_copy", "mapf_scale", "mapf_add", "mapf_triad", "mapf_poly8"}
+    assert ex.X.shape == (50, len(ex.names))
+    assert all(f == "map_float" for f in ex.kernel_family)
+    # the target is log(measured / roofline)
+    import numpy as np
+
+    assert np.allclose(np.exp(ex.y) * ex.roof_ms, ex.meas_ms, rtol=1e-4)
+
+
+def test_the_split_never_puts_a_family_on_both_sides() -> None:
+    import numpy as np
+
+    n = 40
+    fam = [f"fam{i % 10}" for i in range(n)]
+    ex = Examples(np.zeros((n, 1), np.float32), np.zeros(n, np.float32), np.zeros(n, np.int64), np.ones(n),
+                  np.ones(n), np.ones(n), np.ones(n), np.arange(n), ["d"] * n, [f"k{i}" for i in range(n)],
+                  [f"k{i}" for i in range(n)], fam, [False] * n, [""] * n, ["x"])
+    part = make_split(ex, 0.3, seed=1).assign(ex)
+    for f in set(fam):
+        sides = {int(p) for p, g in zip(part, fam, strict=True) if g == f}
+        assert len(sides) == 1
+    assert {0, 2} <= set(part.tolist())
+
+
+@pytest.mark.slow
+def test_train_writes_a_model_that_estimate_uses_and_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CLPERF_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CLPERF_CACHE_DIR", str(tmp_path / "cache"))
+    data = tmp_path / "pocl.jsonl"
+    shutil.copy(DATA / "pocl_map_float.jsonl", data)
+    out = tmp_path / "model"
+    assert main(["train", "--data", str(data), "--out", str(out), "--minutes", "0.3", "--epochs", "2",
+                 "--device-type", "cpu", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    for f in ("model.safetensors", "config.json", "tokenizer.json", "normalisation.json", "meta.json",
+              "VERSION"):
+        assert (out / f).exists()
+    assert sum(p.stat().st_size for p in out.iterdir()) < 50e6
+
+    monkeypatch.setenv("CLPERF_MODEL_DIR", str(out))
+    text = (DATA / "map_float.cl").read_text()
+    kernel = analyze_text(text, DATA / "map_float.cl").kernel("mapf_add")
+    m = Measurement.from_json(json.loads((DATA / "pocl_map_float.jsonl").open().readline()))
+    first = estimate_mod.estimate(kernel, m.scenario, m.device, source=text, calibrate=False)
+    assert first.model_name == "clperf-perfnet" and first.model_version == summary["version"]
+    assert not first.cached and first.interval_ms[0] <= first.time_ms <= first.interval_ms[1]
+    again = estimate_mod.estimate(kernel, m.scenario, m.device, source=text, calibrate=False)
+    assert again.cached and again.time_ms == pytest.approx(first.time_ms)
+    # a device the model never saw gets the roofline
+    from clperf.predictor import profiles
+
+    h200 = profiles.select_device("h200", discover=False)
+    assert estimate_mod.estimate(kernel, m.scenario, h200, source=text).model_name == "roofline"
