@@ -35,6 +35,7 @@ FOR_DOCS = {
     "05-quickfix-menu.png": "vscode-quickfix.png",
     "07-benchmark-progress.png": "vscode-benchmark-progress.png",
     "08-benchmark-measured.png": "vscode-benchmark-measured.png",
+    "10-select-device.png": "vscode-select-device.png",
 }
 BENCHMARK_TIMEOUT_S = 180
 
@@ -54,6 +55,7 @@ USER_SETTINGS = {
     "editor.hover.delay": 200,
     "window.commandCenter": False,
     "chat.commandCenter.enabled": False,
+    "remote.autoForwardPorts": False,
 }
 
 
