@@ -130,6 +130,10 @@ def load_target(path: Path, kernel_name: str | None, cli_spec: ScenarioSpec, bui
     kernel = next((k for k in report.kernels if k.name == kernel_name), None)
     if kernel is None:
         raise InputError(f"no kernel {kernel_name!r} in {path} (kernels: {', '.join(names)})")
+    if not getattr(kernel, "analyzed", True):
+        errors = [d for d in getattr(report, "diagnostics", ()) if d.severity == "error"]
+        why = f": {path}:{errors[0].line}:{errors[0].column}: {errors[0].message}" if errors else ""
+        raise InputError(f"kernel {kernel_name!r} could not be compiled{why}")
     parsed = next((k for k in frontend.parse(text) if k.name == kernel_name), None)
     spec = ScenarioSpec()
     dims = 1

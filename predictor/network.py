@@ -199,6 +199,6 @@ class Predictor:
         pred, probs = self.predict_rows(row, tokens, index)
         time_ms = r.time_ms * math.exp(float(pred[0]))
         bw = profiles.peaks(dev)[0] * 1e6  # bytes per ms
-        return {"time_ms": time_ms, "bandwidth_utilization": min(1.0, t.dram_bytes / time_ms / bw),
+        return {"time_ms": time_ms, "bandwidth_utilization": min(1.0, t.effective_bytes / time_ms / bw),
                 "util_class": int(np.argmax(probs[0])), "floor_ms": r.floor_ms,
                 "roofline_ms": r.time_ms, "memory_ms": r.memory_ms, "compute_ms": r.compute_ms}

@@ -74,6 +74,11 @@ class Traffic:
     int_ops: float
     barriers: float  # barrier executions per work-item
 
+    @property
+    def effective_bytes(self) -> float:
+        """Useful bytes that reach DRAM: what bandwidth utilisation counts (wasted sector bytes do not)."""
+        return min(self.useful_bytes, self.dram_bytes)
+
 
 @dataclass(frozen=True)
 class Roofline:
@@ -82,7 +87,7 @@ class Roofline:
     compute_ms: float
     floor_ms: float
     bound: Bound
-    bandwidth_utilization: float  # DRAM traffic / time / peak bandwidth
+    bandwidth_utilization: float  # effective bytes / time / peak bandwidth
     peaks_measured: bool
 
 
@@ -181,7 +186,7 @@ def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, fl
         bound = "memory"
     else:
         bound = "compute"
-    util = min(1.0, t.dram_bytes / time_ms / bw) if time_ms > 0 else 0.0
+    util = min(1.0, t.effective_bytes / time_ms / bw) if time_ms > 0 else 0.0
     return Roofline(time_ms, memory_ms, compute_ms, floor_ms, bound, util, peaks_measured)
 
 

@@ -37,7 +37,7 @@ from clperf.records import Device, Scenario
 
 log = logging.getLogger(__name__)
 
-FEATURES_VERSION = "2"
+FEATURES_VERSION = "3"
 MODEL_NAME = "clperf-perfnet"
 
 
@@ -52,7 +52,7 @@ class Examples:
     cls: np.ndarray  # (N,) measured bandwidth-utilisation class
     roof_ms: np.ndarray  # (N,) roofline estimate
     meas_ms: np.ndarray  # (N,) measured median
-    dram_bytes: np.ndarray  # (N,) for utilisation of any predicted time
+    dram_bytes: np.ndarray  # (N,) effective bytes, for the utilisation of any predicted time
     peak_bw: np.ndarray  # (N,) GB/s the features used
     kernel: np.ndarray  # (N,) index into kernel_keys
     device: list[str]  # (N,) device name
@@ -212,10 +212,10 @@ def _build(records: list[dict[str, Any]], sources: Sources, progress: bool) -> E
         m = float(rec["median_ms"])
         rows.append(features.as_list(f, names))
         ys.append(rl.log_ratio(m, r.time_ms))
-        cls.append(features.util_class(t.dram_bytes / (m * 1e-3) / (bw * 1e9)))
+        cls.append(features.util_class(t.effective_bytes / (m * 1e-3) / (bw * 1e9)))
         roof.append(r.time_ms)
         meas.append(m)
-        dram.append(t.dram_bytes)
+        dram.append(t.effective_bytes)
         bws.append(bw)
         kidx.append(keys[key])
         devs.append(device.name)

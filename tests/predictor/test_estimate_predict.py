@@ -1,0 +1,79 @@
+"""``estimate`` on real analysis of real kernels, and ``clperf predict``'s output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from clperf.predictor import profiles
+from clperf.predictor.estimate import estimate
+from clperf.predictor.report import analyze_text
+
+from clperf.cli import main
+from clperf.scenario import parse_flags, resolve
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLPERF_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CLPERF_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _kernel_and_scenario(name: str, flags: str):
+    text = (DATA / "copies.cl").read_text()
+    k = analyze_text(text, DATA / "copies.cl").kernel(name)
+    assert k is not None
+    return k, resolve(parse_flags(flags), list(k.params), 1)
+
+
+def test_a_strided_copy_is_predicted_slower_than_a_coalesced_one_on_the_h200() -> None:
+    h200 = profiles.select_device("h200", discover=False)
+    k1, s1 = _kernel_and_scenario("copy", "--global n --local 256 --arg n=4194304 --arg dst=n --arg src=n")
+    flags = "--global n --local 256 --arg n=4194304 --arg s=32 --arg dst=n --arg src=n*s"
+    k2, s2 = _kernel_and_scenario("copy_strided", flags)
+    a = estimate(k1, s1, h200, use_model=False, calibrate=False)
+    b = estimate(k2, s2, h200, use_model=False, calibrate=False)
+    assert a.bound == "memory" and b.bound == "memory"
+    assert b.time_ms > 2.5 * a.time_ms  # 32-byte sectors for 4-byte elements
+    assert a.cycles == pytest.approx(a.time_ms * 1e-3 * 1980e6)
+    assert a.interval_ms[0] < a.time_ms < a.interval_ms[1]
+    assert a.bandwidth_utilization > b.bandwidth_utilization
+
+
+def test_a_tiny_launch_is_latency_bound_at_the_launch_floor() -> None:
+    h200 = profiles.select_device("h200", discover=False)
+    k, s = _kernel_and_scenario("copy", "--global 256 --local 256 --arg n=256 --arg dst=n --arg src=n")
+    est = estimate(k, s, h200, use_model=False, calibrate=False)
+    assert est.bound == "latency"
+    assert 0.004 <= est.time_ms <= 0.007  # the H200's ~5 us floor
+    assert est.model_name == "roofline"
+
+
+def test_predict_json_has_the_documented_shape_for_a_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["predict", str(DATA / "copies.cl"), "--kernel", "copy_strided", "--device", "H200",
+               "--arg", "s=4", "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("kernel", "file", "device", "scenario", "time_ms", "cycles", "interval_ms", "bound",
+                "bandwidth_utilization", "model", "cached", "calibrated"):
+        assert key in out
+    assert out["kernel"] == "copy_strided" and out["device"]["name"] == "NVIDIA H200"
+    assert out["device"]["clock_mhz"] == 1980
+    assert out["scenario"]["args"]["s"] == 4 and out["scenario"]["args"]["src"] == 4194304 * 4
+    assert set(out["model"]) == {"name", "version"}
+    assert out["bound"] in ("memory", "compute", "latency")
+
+
+def test_predict_errors_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["predict", str(DATA / "copies.cl"), "--device", "h200"]) == 2  # two kernels, none chosen
+    assert "--kernel" in capsys.readouterr().err
+    assert main(["predict", str(DATA / "copies.cl"), "-k", "copy", "--device", "no-such-gpu"]) == 2
+    err = capsys.readouterr().err
+    assert "no device matches" in err and len(err.strip().splitlines()) == 1
+    bad = tmp_path / "bad.cl"
+    bad.write_text("__kernel void k(__global float *a) { a[0] = ; }\n")
+    assert main(["predict", str(bad), "--device", "h200"]) == 2
+    assert "bad.cl" in capsys.readouterr().err
