@@ -94,8 +94,11 @@ async def main(ns: argparse.Namespace) -> dict[str, object]:
     def on_configuration(params: types.ConfigurationParams) -> list[object]:
         return [{"device": ns.device} for _ in params.items]
 
+    env = dict(os.environ)
+    if ns.model_dir:
+        env["CLPERF_MODEL_DIR"] = ns.model_dir
     start = time.perf_counter()
-    await client.start_io(sys.executable, "-m", "clperf.server", "--stdio", "--log-level", "WARNING")
+    await client.start_io(sys.executable, "-m", "clperf.server", "--stdio", "--log-level", "WARNING", env=env)
     await client.initialize_async(
         types.InitializeParams(
             capabilities=types.ClientCapabilities(
@@ -180,6 +183,7 @@ async def main(ns: argparse.Namespace) -> dict[str, object]:
         "torch_loaded": torch,
         "device_setting": ns.device,
         "cpus": os.cpu_count(),
+        "load_average": os.getloadavg()[0],
     }
 
 
@@ -188,6 +192,7 @@ if __name__ == "__main__":
     parser.add_argument("--saves", type=int, default=40)
     parser.add_argument("--hovers", type=int, default=300)
     parser.add_argument("--device", default="", help="clperf.device for the run (default: the H200 profile)")
+    parser.add_argument("--model-dir", default="", help="CLPERF_MODEL_DIR for the server (a learned model)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     result = asyncio.run(main(args))
@@ -202,3 +207,4 @@ if __name__ == "__main__":
         print(f"save -> diagnostics + lenses: p50 {s['p50']:.0f} ms, p95 {s['p95']:.0f} ms (n={s['n']})")  # type: ignore[index]
         print(f"hover: p50 {h['p50']:.1f} ms, p95 {h['p95']:.1f} ms (n={h['n']})")  # type: ignore[index]
         print(f"server RSS: {result['rss_mb']:.0f} MB (torch loaded: {result['torch_loaded']})")
+        print(f"load average during the run: {result['load_average']:.1f}")

@@ -33,6 +33,7 @@ from clperf import __version__
 from clperf.errors import ClperfError
 
 log = logging.getLogger("clperf.server")
+CONFIG_TIMEOUT_S = 2.0  # a client that never answers workspace/configuration gets the defaults
 
 
 class ClperfServer(LanguageServer):
@@ -49,6 +50,7 @@ class ClperfServer(LanguageServer):
         self.caps: types.ClientCapabilities | None = None
         self.pending_problems: list[str] = []
         self._parse_timers: dict[str, asyncio.TimerHandle] = {}
+        self.configured = False  # analyses wait for the client's settings (see ``analyze``)
 
     # --- capabilities and settings ------------------------------------------------------------------
     def supports(self, *path: str) -> bool:
@@ -75,8 +77,8 @@ class ClperfServer(LanguageServer):
         if not self.supports("workspace", "configuration"):
             return
         try:
-            result = await self.workspace_configuration_async(
-                types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)]))
+            request = types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+            result = await asyncio.wait_for(self.workspace_configuration_async(request), CONFIG_TIMEOUT_S)
         except Exception:
             log.warning("the client did not answer workspace/configuration", exc_info=True)
             return
@@ -85,7 +87,19 @@ class ClperfServer(LanguageServer):
 
     def reanalyze_all(self) -> None:
         for uri in self.docs.uris():
+            self.analyze(uri)
+
+    def analyze(self, uri: str) -> None:
+        """Ask for an analysis; before the first settings arrived it waits for them (the device and
+        scenario settings change every number, and a first answer on the wrong device would flash)."""
+        self.docs.state(uri)
+        if self.configured:
             self.scheduler.request(uri)
+
+    def settings_arrived(self) -> None:
+        if not self.configured:
+            self.configured = True
+            self.reanalyze_all()
 
     # --- background analysis ------------------------------------------------------------------------
     def snapshot(self, uri: str) -> engine.Job | None:
@@ -191,7 +205,10 @@ def _register_documents(server: ClperfServer) -> None:
         ls.targets.start_discovery()
         for p in ls.pending_problems:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"clperf: {p}"))
-        await ls.fetch_settings()
+        try:
+            await ls.fetch_settings()
+        finally:
+            ls.settings_arrived()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     @guarded("didChangeConfiguration")
@@ -207,7 +224,7 @@ def _register_documents(server: ClperfServer) -> None:
         doc = ls.document(params.text_document.uri)
         if doc is not None:
             ls.kernels(doc)
-            ls.scheduler.request(doc.uri)
+            ls.analyze(doc.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @guarded("didChange")
@@ -217,7 +234,7 @@ def _register_documents(server: ClperfServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     @guarded("didSave")
     def did_save(ls: ClperfServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.scheduler.request(params.text_document.uri)
+        ls.analyze(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     @guarded("didClose")
