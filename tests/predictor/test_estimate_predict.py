@@ -77,3 +77,26 @@ def test_predict_errors_are_one_line(capsys: pytest.CaptureFixture[str], tmp_pat
     bad.write_text("__kernel void k(__global float *a) { a[0] = ; }\n")
     assert main(["predict", str(bad), "--device", "h200"]) == 2
     assert "bad.cl" in capsys.readouterr().err
+
+
+def test_the_roofline_path_never_imports_torch(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from clperf.predictor import profiles\n"
+        "from clperf.predictor.estimate import estimate\n"
+        "from clperf.predictor.report import analyze_text\n"
+        "from clperf.scenario import parse_flags, resolve\n"
+        f"p = Path({str(DATA / 'copies.cl')!r})\n"
+        "k = analyze_text(p.read_text(), p).kernel('copy')\n"
+        "s = resolve(parse_flags('--global 1024 --arg n=1024'), list(k.params), 1)\n"
+        "e = estimate(k, s, profiles.select_device('h200', discover=False), source=p.read_text())\n"
+        "print(e.model_name, 'torch' in sys.modules)\n"
+    )
+    env = {**os.environ, "CLPERF_MODEL_DIR": str(tmp_path / "none"), "CLPERF_HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["roofline", "False"]
