@@ -141,8 +141,12 @@ def _unroll(text: str, kernel: str, data: dict[str, Any], k: Any) -> list[Rewrit
                         f"no loop at line {line} of kernel {kernel}")]
     trips = data.get("trip_count")
     n = int(data["factor"]) if isinstance(data.get("factor"), int) else unroll.factor(trips)
+    try:  # the compiler does what the manual form does: estimate that (the analysis drops pragmas)
+        as_compiled: tuple[TextEdit, ...] | None = (unroll.manual_edit(b, loop, n),)
+    except unroll.Refused:
+        as_compiled = None
     out = [Rewrite("unroll-candidate", kernel, "pragma-unroll", f"Insert #pragma unroll {n}",
-                   (unroll.pragma_edit(b, loop, n),))]
+                   (unroll.pragma_edit(b, loop, n),), predict_edits=as_compiled)]
     manual_n = min(n, 8)
     try:
         out.append(Rewrite("unroll-candidate", kernel, "manual-unroll",
