@@ -386,7 +386,7 @@ def fit(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[int]] | N
         model.train()
         return float(np.mean((pred - ex.y[val_rows]) ** 2))
 
-    def step(sched: Any | None) -> float:
+    def step() -> float:
         xb, yb, cb, tb, kb = batch()
         xb, yb, cb = xb.to(dev), yb.to(dev), cb.to(dev)
         tb = tb.to(dev) if tb is not None else None
@@ -397,45 +397,46 @@ def fit(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[int]] | N
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        if sched is not None:
-            sched.step()
         return float(loss.detach())
 
     model.train()
+    # The schedule runs on the clock, not on a step count: on a shared machine the time per step varies
+    # several-fold, and a step count guessed up front either stops early or overruns the budget.
     steps_per_epoch = max(1, math.ceil(len(train_rows) / (kernels_per_batch * rows_per_kernel)))
+    max_steps = epochs * steps_per_epoch if epochs is not None else None
+    base_lrs = [g["lr"] for g in opt.param_groups]
     t0 = time.monotonic()
-    probe = 10
-    for _ in range(probe):
-        step(None)
-    per_step = (time.monotonic() - t0) / probe
-    budget = minutes * 60 - (time.monotonic() - t0)
-    total = max(probe, int(budget / max(per_step * 1.15, 1e-4)))  # 15% for validation passes
-    if epochs is not None:
-        total = min(total, epochs * steps_per_epoch)
-    warm = max(1, total // 30)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, [lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / total)))] * 2)
+    budget = max(1.0, minutes * 60)
+    warm = 0.03
     best = (float("inf"), None)
     history: list[dict[str, float]] = []
-    every = max(20, total // 40)
-    running = 0.0
-    hard_stop = t0 + minutes * 60 * 1.1  # a busy machine can slow steps after the probe; never overrun
-    for s in range(total):
-        running += step(sched)
-        late = time.monotonic() > hard_stop
-        if (s + 1) % every == 0 or s + 1 == total or late:
+    running, since, s, last_val = 0.0, 0, 0, t0
+    while True:
+        frac = min(1.0, (time.monotonic() - t0) / budget)
+        if max_steps is not None:
+            frac = max(frac, s / max_steps)
+        if frac >= 1.0:
+            break
+        scale = min(1.0, (frac + 1e-3) / warm) * 0.5 * (1 + math.cos(math.pi * frac))
+        for g, lr0 in zip(opt.param_groups, base_lrs, strict=True):
+            g["lr"] = lr0 * scale
+        running += step()
+        since += 1
+        s += 1
+        if time.monotonic() - last_val > max(10.0, budget / 40) or (max_steps is not None and s == max_steps):
             v = val_loss()
-            history.append({"step": s + 1, "train_loss": running / every, "val_mse": v,
-                            "seconds": time.monotonic() - t0})
-            running = 0.0
+            last_val = time.monotonic()
+            history.append({"step": s, "train_loss": running / since, "val_mse": v, "seconds": last_val - t0})
+            running, since = 0.0, 0
             if not math.isnan(v) and v < best[0]:
                 best = (v, {k: t.detach().clone() for k, t in model.state_dict().items()})
-            if late:
-                total = s + 1
-                break
             if progress:
-                print(f"\rstep {s + 1}/{total} train {history[-1]['train_loss']:.3f} val mse {v:.3f} "
-                      f"({time.monotonic() - t0:.0f} s)", end="", file=sys.stderr)
+                print(f"\rstep {s} ({frac:.0%} of the budget) train {history[-1]['train_loss']:.3f} "
+                      f"val mse {v:.3f} ({last_val - t0:.0f} s)", end="", file=sys.stderr)
+    v = val_loss()
+    if not math.isnan(v) and v < best[0]:
+        best = (v, None)  # the final weights are the best
+    total = s
     if progress:
         print(file=sys.stderr)
     if best[1] is not None:

@@ -46,7 +46,6 @@ def test_the_split_never_puts_a_family_on_both_sides() -> None:
     assert {0, 2} <= set(part.tolist())
 
 
-@pytest.mark.slow
 def test_train_writes_a_model_that_estimate_uses_and_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("CLPERF_HOME", str(tmp_path / "home"))
