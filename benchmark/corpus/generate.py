@@ -194,6 +194,8 @@ def _sizes(cfg: Config, per_item_buffers: float = 1.0) -> tuple[int, int]:
     hi = min(_pow2_floor(int(MAX_BYTES / cfg.elem_bytes / per_item_buffers)), MAX_ITEMS)
     if cfg.trip is not None or cfg.flops >= 64:
         hi = min(hi, 1 << 20)  # heavy per-item work: keep the largest launch affordable on CPUs
+    if cfg.pattern == "stencil":
+        hi = min(hi, _pow2_floor(MAX_BYTES // cfg.elem_bytes) // 2)  # the input is padded by the radius
     return lo, hi
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
+from functools import lru_cache
 
 from clperf.benchmark.corpus import CorpusKernel
 from clperf.predictor.frontend import Kernel, parse
@@ -20,10 +21,15 @@ from clperf.scenario import ScenarioSpec, evaluate, parse_flags, resolve
 
 
 def front_kernel(ck: CorpusKernel) -> Kernel:
-    for k in parse(ck.source):
-        if k.name == ck.name:
+    return _front_kernel(ck.source, ck.name)
+
+
+@lru_cache(maxsize=256)
+def _front_kernel(source: str, name: str) -> Kernel:
+    for k in parse(source):
+        if k.name == name:
             return k
-    raise ScenarioError(f"kernel {ck.name!r} not found in its source")
+    raise ScenarioError(f"kernel {name!r} not found in its source")
 
 
 def scenario_at(ck: CorpusKernel, values: Mapping[str, int], local0: int | None = None) -> Scenario:

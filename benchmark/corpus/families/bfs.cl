@@ -8,7 +8,7 @@
     int stop = clamp(rp[v + 1], start, start + (maxdeg));
 
 // clperf: --global n --local 256 --arg n=262144 --arg m=8*n --arg maxdeg=16 --arg rowptr=n+1 --arg adj=m --arg level=n --arg cur=1 --fill rowptr=range:0:m --fill adj=range:0:n --fill level=range:0:4
-// clperf-sweep: n=1024..1048576 local=16..1024
+// clperf-sweep: n=1024..524288 local=16..1024
 __kernel void bfs_topdown_all(__global const int *rowptr, __global const int *adj, __global int *level,
                               int cur, int n, int m, int maxdeg)
 {
@@ -24,7 +24,7 @@ __kernel void bfs_topdown_all(__global const int *rowptr, __global const int *ad
 }
 
 // clperf: --global q --local 128 --arg n=262144 --arg q=n/8 --arg m=8*n --arg maxdeg=16 --arg rowptr=n+1 --arg adj=m --arg frontier=q --arg next=n --arg count=1 --arg visited=n --fill rowptr=range:0:m --fill adj=range:0:n --fill frontier=range:0:n --fill count=zeros --fill visited=zeros
-// clperf-sweep: n=8192..1048576 local=16..1024
+// clperf-sweep: n=8192..524288 local=16..1024
 __kernel void bfs_queue(__global const int *rowptr, __global const int *adj, __global const int *frontier,
                         __global int *next, __global int *count, __global int *visited, int q, int n, int m,
                         int maxdeg)
@@ -45,7 +45,7 @@ __kernel void bfs_queue(__global const int *rowptr, __global const int *adj, __g
 }
 
 // clperf: --global n --local 256 --arg n=262144 --arg m=8*n --arg maxdeg=16 --arg rowptr=n+1 --arg adj=m --arg level=n --arg cur=1 --fill rowptr=range:0:m --fill adj=range:0:n --fill level=range:0:4
-// clperf-sweep: n=1024..1048576 local=16..1024
+// clperf-sweep: n=1024..524288 local=16..1024
 __kernel void bfs_bottomup(__global const int *rowptr, __global const int *adj, __global int *level,
                            int cur, int n, int m, int maxdeg)
 {
@@ -63,7 +63,7 @@ __kernel void bfs_bottomup(__global const int *rowptr, __global const int *adj, 
 
 // Frontier / updating / visited masks, two kernels per level in the original formulation (step 1 here).
 // clperf: --global n --local 128 --arg n=262144 --arg m=8*n --arg maxdeg=16 --arg rowptr=n+1 --arg adj=m --arg mask=n --arg updating=n --arg visited=n --arg cost=n --fill rowptr=range:0:m --fill adj=range:0:n --fill mask=range:0:2 --fill visited=range:0:2
-// clperf-sweep: n=1024..1048576 local=16..1024
+// clperf-sweep: n=1024..524288 local=16..1024
 __kernel void bfs_mask_step(__global const int *rowptr, __global const int *adj, __global char *mask,
                             __global char *updating, __global const char *visited, __global int *cost,
                             int n, int m, int maxdeg)

@@ -6,7 +6,7 @@
 #define MAX_TAPS 64
 
 // clperf: --global n --local 256 --arg n=1048576 --arg out=n --arg in=n+2 --arg f=3
-// clperf-sweep: n=1024..4194304 local=16..1024
+// clperf-sweep: n=1024..2097152 local=16..1024
 __kernel void conv1_k3(__global float *out, __global const float *in, __global const float *f, int n)
 {
     int i = get_global_id(0);
@@ -15,7 +15,7 @@ __kernel void conv1_k3(__global float *out, __global const float *in, __global c
 }
 
 // clperf: --global n --local 256 --arg n=1048576 --arg out=n --arg in=n+6 --arg f=7
-// clperf-sweep: n=1024..4194304 local=16..1024
+// clperf-sweep: n=1024..2097152 local=16..1024
 __kernel void conv1_k7_unrolled(__global float *out, __global const float *in, __constant float *f, int n)
 {
     int i = get_global_id(0);
@@ -29,7 +29,7 @@ __kernel void conv1_k7_unrolled(__global float *out, __global const float *in, _
 }
 
 // clperf: --global n --local 128 --arg n=1048576 --arg out=n --arg in=n+14 --arg f=15
-// clperf-sweep: n=1024..4194304 local=16..1024
+// clperf-sweep: n=1024..2097152 local=16..1024
 __kernel void conv1_k15_constant(__global float *out, __global const float *in, __constant float *f, int n)
 {
     int i = get_global_id(0);
@@ -42,7 +42,7 @@ __kernel void conv1_k15_constant(__global float *out, __global const float *in, 
 }
 
 // clperf: --global n --local 256 --arg n=1048576 --arg out=n --arg in=n+30 --arg f=31
-// clperf-sweep: n=1024..4194304 local=16..1024
+// clperf-sweep: n=1024..2097152 local=16..1024
 __kernel void conv1_k31_global(__global float *out, __global const float *in, __global const float *f, int n)
 {
     int i = get_global_id(0);

@@ -2,7 +2,7 @@
 // filters from __constant memory, a run-time filter size, and a 16x16 __local tile with halo (5x5).
 
 // clperf: --global w,h --local 16,16 --arg w=1024 --arg h=1024 --arg out=w*h --arg in=(w+2)*(h+2) --arg f=9
-// clperf-sweep: w=32..2048 h=32..2048 local=16..64
+// clperf-sweep: w=32..2048 h=32..1024 local=16..64
 __kernel void conv2_3x3(__global float *out, __global const float *in, __constant float *f, int w, int h)
 {
     int x = get_global_id(0), y = get_global_id(1);

@@ -21,7 +21,7 @@ __kernel void cp_copy4(__global float4 *dst, __global const float4 *src, int n)
 }
 
 // clperf: --global n --local 256 --arg n=1048576 --arg dst=n --arg src=n+off --arg off=3
-// clperf-sweep: n=1024..4194304 off=1..64 local=16..1024
+// clperf-sweep: n=1024..2097152 off=1..64 local=16..1024
 __kernel void cp_offset(__global float *dst, __global const float *src, int off, int n)
 {
     int i = get_global_id(0);

@@ -58,7 +58,7 @@ __kernel void dot_gridstride(__global const float *a, __global const float *b, _
 }
 
 // clperf: --global m --local 64 --arg m=65536 --arg len=16 --arg a=m*len --arg b=m*len --arg out=m
-// clperf-sweep: m=1024..262144 len=4..64 local=16..1024
+// clperf-sweep: m=1024..65536 len=4..64 local=16..1024
 __kernel void dot_batched(__global const float *a, __global const float *b, __global float *out, int len, int m)
 {
     int j = get_global_id(0);

@@ -2,7 +2,7 @@
 // `#pragma unroll` factors (none, 1, 4, full), each iteration reading a neighbour and doing a few flops.
 
 // clperf: --global n --local 256 --arg n=1048576 --arg out=n --arg in=n+4
-// clperf-sweep: n=1024..4194304 local=16..1024
+// clperf-sweep: n=1024..2097152 local=16..1024
 __kernel void lc_trip4_nounroll(__global float *out, __global const float *in, int n)
 {
     int i = get_global_id(0);
@@ -16,7 +16,7 @@ __kernel void lc_trip4_nounroll(__global float *out, __global const float *in, i
 }
 
 // clperf: --global n --local 256 --arg n=1048576 --arg out=n --arg in=n+16
-// clperf-sweep: n=1024..4194304 local=16..1024
+// clperf-sweep: n=1024..2097152 local=16..1024
 __kernel void lc_trip16_full(__global float *out, __global const float *in, int n)
 {
     int i = get_global_id(0);

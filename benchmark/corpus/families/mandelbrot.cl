@@ -37,7 +37,7 @@ __kernel void mb_double(__global int *out, int maxit, int w, int h)
 }
 
 // clperf: --global w*h --local 256 --arg w=1024 --arg h=1024 --arg out=w*h --arg maxit=256
-// clperf-sweep: w=32..2048 h=32..2048 maxit=16..1024 local=16..1024
+// clperf-sweep: w=64..2048 h=64..2048 maxit=16..1024 local=16..1024
 __kernel void mb_flat(__global uchar *out, int maxit, int w, int h)
 {
     int i = get_global_id(0);
@@ -56,7 +56,7 @@ __kernel void mb_flat(__global uchar *out, int maxit, int w, int h)
 }
 
 // Four horizontally adjacent pixels per work-item, iterated together with float4.
-// clperf: --global w/4,h --local 16,16 --arg w=1024 --arg h=1024 --arg out=w*h --arg maxit=256
+// clperf: --global w/4,h --local 16,16 --arg w=1024 --arg h=1024 --arg out=(w/4)*h --arg maxit=256
 // clperf-sweep: w=64..2048 h=32..2048 maxit=16..1024 local=16..64
 __kernel void mb_float4(__global int4 *out, int maxit, int w, int h)
 {

@@ -25,7 +25,7 @@ __kernel void pr_contrib(__global float *contrib, __global const float *rank, __
 }
 
 // clperf: --global n --local 128 --arg n=262144 --arg m=8*n --arg maxdeg=32 --arg rowptr=n+1 --arg adj=m --arg contrib=n --arg rank=n --fill rowptr=range:0:m --fill adj=range:0:n
-// clperf-sweep: n=1024..1048576 local=16..1024
+// clperf-sweep: n=1024..524288 local=16..1024
 __kernel void pr_pull(__global const int *rowptr, __global const int *adj, __global const float *contrib,
                       __global float *rank, int n, int m, int maxdeg)
 {

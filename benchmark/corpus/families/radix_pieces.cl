@@ -24,7 +24,7 @@ __kernel void rdx_histogram(__global const uint *keys, __global uint *hist, int 
 
 // Exclusive scan of the digit-major table, one work-group of 256 (each item scans a contiguous chunk).
 // clperf: --global 256 --local 256 --arg m=16384 --arg hist=m --arg out=m
-// clperf-sweep: m=256..1048576
+// clperf-sweep: m=1024..1048576
 __kernel __attribute__((reqd_work_group_size(256, 1, 1)))
 void rdx_scan_table(__global const uint *hist, __global uint *out, int m)
 {

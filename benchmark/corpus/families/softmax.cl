@@ -21,7 +21,7 @@ __kernel void sm_row_item(__global float *out, __global const float *in, int row
 }
 
 // clperf: --global rows*128 --local 128 --arg rows=8192 --arg cols=256 --arg out=rows*cols --arg in=rows*cols
-// clperf-sweep: rows=256..16384 cols=16..1024
+// clperf-sweep: rows=256..16384 cols=16..256
 __kernel __attribute__((reqd_work_group_size(128, 1, 1)))
 void sm_row_group(__global float *out, __global const float *in, int rows, int cols)
 {
@@ -56,7 +56,7 @@ void sm_row_group(__global float *out, __global const float *in, int rows, int c
 }
 
 // clperf: --global rows*64 --local 64 --arg rows=8192 --arg cols=256 --arg out=rows*cols --arg in=rows*cols --arg gamma=cols --arg beta=cols
-// clperf-sweep: rows=256..16384 cols=16..1024
+// clperf-sweep: rows=256..16384 cols=16..256
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
 void sm_layernorm(__global float *out, __global const float *in, __global const float *gamma,
                   __global const float *beta, int rows, int cols)

@@ -16,7 +16,7 @@ __kernel void st1_3pt(__global float *out, __global const float *in, int n)
 
 // The input is padded by R on both sides: out[i] reads in[i .. i + 2R].
 // clperf: --global n --local 256 --arg n=1048576 --arg out=n --arg in=n+16
-// clperf-sweep: n=1024..4194304 local=16..1024
+// clperf-sweep: n=1024..2097152 local=16..1024
 __kernel void st1_r8_global(__global float *out, __global const float *in, int n)
 {
     int i = get_global_id(0);
@@ -29,7 +29,7 @@ __kernel void st1_r8_global(__global float *out, __global const float *in, int n
 }
 
 // clperf: --global n --local 256 --arg n=1048576 --arg out=n --arg in=n+16
-// clperf-sweep: n=1024..4194304 local=16..1024
+// clperf-sweep: n=1024..2097152 local=16..1024
 __kernel void st1_r8_local(__global float *out, __global const float *in, int n)
 {
     __local float tile[MAX_WG + 2 * R];
