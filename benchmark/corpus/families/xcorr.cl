@@ -1,6 +1,6 @@
 // Family xcorr: cross-correlation of two signals over a range of lags: one lag per work-item (long dot
-// products), one lag per work-group with a __local reduction, and a 2-D launch of (lag, chunk) partial
-// sums for short signals.
+// products), one lag per work-group with a __local reduction, and a normalised correlation of a
+// 64-sample window at every position.
 
 #define MAX_WG 1024
 
