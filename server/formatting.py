@@ -13,11 +13,6 @@ def ms(value: float) -> str:
     return f"{value * 1000:.3g} µs"
 
 
-def bare_ms(value: float) -> str:
-    """A time in ms without the unit, for ``(est. 0.84)`` next to a measured time in ms."""
-    return f"{value:.3g}" if value < 100 else f"{value:.0f}"
-
-
 def count(value: float, unit: str = "") -> str:
     for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(value) >= scale:

@@ -1,7 +1,7 @@
 """Code lenses: one line above each kernel with its estimate, a measured time once benchmarked, and a
 ``Benchmark`` action.
 
-``≈ 0.84 ms · 1.66 M cycles on NVIDIA H200 · memory-bound`` | ``measured 0.91 ms (est. 0.84)`` | ``Benchmark``
+``≈ 0.84 ms · 1.66 M cycles on NVIDIA H200 · memory-bound`` | ``measured 0.91 ms (est. 0.84 ms)`` | ``Benchmark``
 
 Lenses are placed with the cheap parse of the current text and filled from the newest analysis, matched
 by kernel name, so they stay on their kernel while the user types between saves.
@@ -35,7 +35,7 @@ def measured_title(m: Measured) -> str:
     if meas.status != "ok" or meas.median_ms is None:
         reason = meas.error.splitlines()[0][:80] if meas.error else "no time"
         return f"benchmark {meas.status}: {reason}"
-    est = f" (est. {fmt.bare_ms(m.estimate.time_ms)})" if m.estimate is not None else ""
+    est = f" (est. {fmt.ms(m.estimate.time_ms)})" if m.estimate is not None else ""
     return f"measured {fmt.ms(meas.median_ms)}{est} on {meas.device.name}"
 
 
