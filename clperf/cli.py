@@ -49,7 +49,8 @@ def scenario_from_args(ns: argparse.Namespace) -> ScenarioSpec:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="clperf", description="OpenCL kernel performance, before you run it.")
+    parser = argparse.ArgumentParser(prog="clperf",
+                                     description="OpenCL kernel performance, before you run it.")
     parser.add_argument("--version", action="version", version=f"clperf {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     from clperf.benchmark import cli as benchmark_cli

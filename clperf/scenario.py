@@ -287,8 +287,9 @@ def resolve(spec: ScenarioSpec, params: Sequence[Param], dims_used: int = 1) -> 
     local_size = sizes(spec.local_size, "local") if spec.local_size is not None else None
     if local_size is not None:
         if len(local_size) != len(global_size):
-            raise ScenarioError(f"local size has {len(local_size)} dimensions, global size {len(global_size)}")
-        for g, lo in zip(global_size, local_size):
+            raise ScenarioError(
+                f"local size has {len(local_size)} dimensions, global size {len(global_size)}")
+        for g, lo in zip(global_size, local_size, strict=True):
             if g % lo:
                 raise ScenarioError(f"global size {g} is not a multiple of local size {lo}")
     work_items = 1
@@ -321,8 +322,8 @@ def resolve(spec: ScenarioSpec, params: Sequence[Param], dims_used: int = 1) -> 
     fills: dict[str, str] = {}
     for name, fill in spec.fills.items():
         if fill.startswith("range:"):
-            _, lo, hi = fill.split(":")
-            lo_v, hi_v = evaluate(lo, resolve=value_of), evaluate(hi, resolve=value_of)
+            _, lo_expr, hi_expr = fill.split(":")
+            lo_v, hi_v = evaluate(lo_expr, resolve=value_of), evaluate(hi_expr, resolve=value_of)
             if lo_v >= hi_v:
                 raise ScenarioError(f"--fill {name}: empty range {fill!r}")
             fills[name] = f"range:{lo_v}:{hi_v}"

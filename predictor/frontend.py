@@ -110,7 +110,9 @@ def parse_param(text: str) -> Param | None:
 
 
 def _split_params(text: str) -> list[str]:
-    depth, cur, out = 0, [], []
+    depth = 0
+    cur: list[str] = []
+    out: list[str] = []
     for ch in text:
         if ch in "([":
             depth += 1
@@ -197,8 +199,8 @@ def parse(text: str) -> list[Kernel]:
                     name = decl.child_by_field_name("declarator")
                     if name is not None:
                         bodies[name.start_byte] = body
-            elif child.type in ("ERROR", "preproc_if", "preproc_ifdef", "preproc_else", "linkage_specification",
-                                "declaration_list", "preproc_elif"):
+            elif child.type in ("ERROR", "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif",
+                                "linkage_specification", "declaration_list"):
                 collect(child)
 
     collect(tree.root_node)

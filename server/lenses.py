@@ -1,7 +1,8 @@
 """Code lenses: one line above each kernel with its estimate, a measured time once benchmarked, and a
 ``Benchmark`` action.
 
-``≈ 0.84 ms · 1.66 M cycles on NVIDIA H200 · memory-bound`` | ``measured 0.91 ms (est. 0.84 ms)`` | ``Benchmark``
+``≈ 0.84 ms · 1.66 M cycles on NVIDIA H200 · memory-bound``, ``measured 0.91 ms (est. 0.84 ms)``,
+``Benchmark``
 
 Lenses are placed with the cheap parse of the current text and filled from the newest analysis, matched
 by kernel name, so they stay on their kernel while the user types between saves.
