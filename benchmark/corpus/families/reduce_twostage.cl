@@ -47,7 +47,8 @@ __kernel void red2_stage1_blocked(__global const float *in, __global float *part
         partial[get_group_id(0)] = s[0];
 }
 
-// clperf: --global 256 --local 256 --arg m=1024 --arg partial=m --arg out=1
+// One work-group at the directive's size; a smaller local size gives up to 16 groups (one output each).
+// clperf: --global 256 --local 256 --arg m=1024 --arg partial=m --arg out=16
 // clperf-sweep: m=1024..1048576 local=16..1024
 __kernel void red2_stage2(__global const float *partial, __global float *out, int m)
 {
