@@ -17,6 +17,7 @@ with the model; a model refuses features whose names differ from those it was tr
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,16 +42,49 @@ def _vector_template() -> dict[str, float]:
     return vector_dict(None, None, None, None, None)
 
 
+# Operations the analysis counts as one flop but a GPU executes as many instructions (special-function
+# unit, range reduction, Newton steps): the main reason compute-heavy kernels run far slower than peak.
+_TRANSC = re.compile(r"\b(?:native_|half_)?(?:exp|exp2|exp10|expm1|log|log2|log10|log1p|sin|cos|tan|sincos|"
+                     r"pow|powr|pown|rootn|tanh|sinh|cosh|asin|acos|atan|atan2|erf|erfc|cbrt|sqrt|rsqrt|"
+                     r"hypot|fmod|remainder|tgamma|lgamma)\s*\(")
+_ARITH = re.compile(r"[-+*/%^&|]=?|<<|>>|\bfma\s*\(|\bmad\s*\(")
+_DIV = re.compile(r"(?<![/*])/(?![/*])|%")
+_VEC = re.compile(r"\b(?:char|uchar|short|ushort|int|uint|long|ulong|float|double|half)(2|3|4|8|16)\b")
+_WORD = {k: re.compile(rf"\b{k}\b") for k in ("double", "if", "for", "while", "__local", "local")}
+_NARROW = re.compile(r"\b(?:char|uchar|short|ushort)\d*\b")
+_ATOMIC = re.compile(r"\batomic?_\w+\s*\(|\batom_\w+\s*\(")
+
+
+def code_counts(code: str | None) -> dict[str, float]:
+    """Counts over the kernel's own text (``tokenizer.kernel_text``, up to ``[SEP]``): what the IR
+    analysis does not tell apart (a sine from an add, a double from a float, a char division)."""
+    body = (code or "").split("[SEP]")[0]
+    transc = len(_TRANSC.findall(body))
+    arith = len(_ARITH.findall(body))
+    vec = [int(m) for m in _VEC.findall(body)]
+    return {
+        "transc": float(transc), "arith": float(arith), "div": float(len(_DIV.findall(body))),
+        "double": float(bool(_WORD["double"].search(body))), "narrow": float(bool(_NARROW.search(body))),
+        "vec": float(max(vec, default=1)), "atomic": float(len(_ATOMIC.findall(body))),
+        "branch": float(len(_WORD["if"].findall(body)) + body.count("?")),
+        "loops": float(len(_WORD["for"].findall(body)) + len(_WORD["while"].findall(body))),
+        "local": float(len(_WORD["__local"].findall(body)) + len(_WORD["local"].findall(body))),
+        "chars": float(len(body)),
+    }
+
+
 def util_class(utilization: float) -> int:
     """The bandwidth-utilisation class (0..3) of a share of peak bandwidth."""
     return sum(utilization >= b for b in UTIL_BINS)
 
 
 def vector_dict(kernel: Any, scenario: Scenario | None, device: Device | None,
-                traffic: rl.Traffic | None, roof: rl.Roofline | None) -> dict[str, float]:
+                traffic: rl.Traffic | None, roof: rl.Roofline | None,
+                code: str | None = None) -> dict[str, float]:
     """Named features; with ``None`` arguments, the names with zeros (the template)."""
     f: dict[str, float] = {}
     _traffic_features(f, traffic)
+    _code_features(f, code, traffic, device)
     _access_features(f, kernel, scenario)
     _launch_features(f, scenario, device)
     _device_features(f, device)
@@ -74,6 +108,33 @@ def _traffic_features(f: dict[str, float], t: rl.Traffic | None) -> None:
     f["t_waste"] = math.log2((t.issued_bytes + 1) / (t.useful_bytes + 1)) if t else 0.0
     f["t_reuse"] = math.log2((t.issued_bytes + 1) / (t.dram_bytes + 1)) if t else 0.0
     f["t_intensity"] = math.log2((t.flops + 1) / (t.dram_bytes + 1)) if t else 0.0
+
+
+def _code_features(f: dict[str, float], code: str | None, t: rl.Traffic | None, d: Device | None) -> None:
+    c = code_counts(code)
+    n = t.work_items if t else 0
+    fl_item = (t.flops / n) if t and n else 0.0
+    op_item = ((t.flops + t.int_ops) / n) if t and n else 0.0
+    share = c["transc"] / (c["transc"] + c["arith"] + 1.0)
+    f["c_transc"] = _l(c["transc"])
+    f["c_arith"] = _l(c["arith"])
+    f["c_div"] = _l(c["div"])
+    f["c_double"] = c["double"]
+    f["c_narrow"] = c["narrow"]
+    f["c_vec"] = math.log2(c["vec"])
+    f["c_atomic"] = _l(c["atomic"])
+    f["c_branch"] = _l(c["branch"])
+    f["c_loops"] = _l(c["loops"])
+    f["c_local"] = _l(c["local"])
+    f["c_chars"] = _l(c["chars"])
+    f["c_transc_share"] = share
+    # the analysis' per-item op counts split by what the text says they are: special functions, divisions
+    # and double-precision work cost several times an FMA on a GPU
+    f["c_transc_per_item"] = _l(fl_item * share)
+    f["c_div_per_item"] = _l(op_item * c["div"] / (c["arith"] + 1.0))
+    f["c_double_flops"] = _l(t.flops) * c["double"] if t else 0.0
+    cus = d.compute_units if d else 0
+    f["c_ops_per_cu"] = _l((t.flops + t.int_ops) / cus) if t and cus else 0.0
 
 
 def _access_features(f: dict[str, float], kernel: Any, scenario: Scenario | None) -> None:
@@ -173,13 +234,13 @@ def _roofline_features(f: dict[str, float], r: rl.Roofline | None, d: Device | N
         f[f"r_bound_{b}"] = float(r is not None and r.bound == b)
 
 
-def compute(kernel: Any, scenario: Scenario,
-            device: Device) -> tuple[dict[str, float], rl.Traffic, rl.Roofline]:
-    """Features plus the traffic and roofline they came from."""
+def compute(kernel: Any, scenario: Scenario, device: Device,
+            code: str | None = None) -> tuple[dict[str, float], rl.Traffic, rl.Roofline]:
+    """Features plus the traffic and roofline they came from (``code``: ``tokenizer.kernel_text``)."""
     bw, fl, measured = profiles.peaks(device)
     t = rl.traffic(kernel, scenario, device.type)
     r = rl.roofline(t, device, bw, fl, profiles.facts(device).launch_overhead_ms, peaks_measured=measured)
-    return vector_dict(kernel, scenario, device, t, r), t, r
+    return vector_dict(kernel, scenario, device, t, r, code), t, r
 
 
 def as_list(f: Mapping[str, float], order: list[str]) -> list[float]:

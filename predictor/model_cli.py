@@ -39,7 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
     t = sub.add_parser("train", help="train the learned predictor on measured datasets",
                        description="Train the performance model on JSON-lines datasets "
                                    "(clperf sweep output).")
-    t.add_argument("--data", nargs="+", type=Path, required=True, help="datasets (*.jsonl or *.jsonl.gz)")
+    t.add_argument("--data", nargs="+", type=Path, required=True,
+                   help="datasets (*.jsonl[.gz]) or folders of them")
     t.add_argument("--out", type=Path, default=Path("predictor/model"), help="model folder to write")
     t.add_argument("--minutes", type=float, default=12.0, help="training time budget (default 12)")
     t.add_argument("--epochs", type=int, default=None, help="stop after this many epochs (default: by time)")
@@ -55,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
                        description="Metrics per device for the learned model and every baseline on the "
                                    "held-out split the model was trained with; writes a markdown report "
                                    "and a predicted-vs-measured plot.")
-    e.add_argument("--data", nargs="+", type=Path, required=True, help="datasets (*.jsonl or *.jsonl.gz)")
+    e.add_argument("--data", nargs="+", type=Path, required=True,
+                   help="datasets (*.jsonl[.gz]) or folders of them")
     e.add_argument("--model", type=Path, default=None, help="model folder (default: the shipped model)")
     e.add_argument("--report", type=Path, default=Path("reports"), help="folder for evaluation.md + PNG")
     e.add_argument("--baseline-minutes", type=float, default=3.0,
@@ -152,9 +154,7 @@ def _ms(t: float) -> str:
 def _train(ns: argparse.Namespace) -> int:
     from clperf.predictor import train
 
-    for p in ns.data:
-        if not p.exists():
-            raise InputError(f"no dataset at {p}")
+    train.expand_data(ns.data)  # a clear error for a missing dataset or an empty folder
     summary = train.run(ns.data, ns.out, minutes=ns.minutes, epochs=ns.epochs, test_share=ns.test_share,
                         seed=ns.seed, device_type=ns.device_type, progress=not ns.json)
     if ns.json:
@@ -165,10 +165,9 @@ def _train(ns: argparse.Namespace) -> int:
 
 def _evaluate(ns: argparse.Namespace) -> int:
     from clperf.predictor import evaluate
+    from clperf.predictor import train as train_mod
 
-    for p in ns.data:
-        if not p.exists():
-            raise InputError(f"no dataset at {p}")
+    train_mod.expand_data(ns.data)  # a clear error for a missing dataset or an empty folder
     result = evaluate.run(ns.data, ns.model, ns.report, progress=not ns.json,
                           baseline_minutes=ns.baseline_minutes)
     if ns.json:

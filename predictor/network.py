@@ -46,6 +46,12 @@ class NetConfig:
     pad_id: int = 0
 
 
+# log(measured / roofline) is clipped to this range for training and predictions are clamped to it: beyond
+# e^-2..e^5 a record is an outlier of the analysis, not a signal to extrapolate
+TARGET_CLIP = (-2.0, 5.0)
+HUBER_DELTA = 0.3  # squared error inside ±0.3 (±35%), linear beyond: a few wild kernels do not dominate
+
+
 class PerfNet(nn.Module):
     def __init__(self, cfg: NetConfig) -> None:
         super().__init__()
@@ -107,9 +113,13 @@ class PerfNet(nn.Module):
         return self.reg(h)[:, 0], self.cls(h)  # (B,), (B, C)
 
 
+
 def loss_fn(pred: torch.Tensor, logits: torch.Tensor, y: torch.Tensor, c: torch.Tensor,
             w_reg: float = 0.7) -> torch.Tensor:
-    return w_reg * F.mse_loss(pred, y) + (1 - w_reg) * F.cross_entropy(logits, c)
+    """Huber loss on the clipped log-ratio (0.7) plus cross-entropy on the bandwidth class (0.3)."""
+    yc = y.clamp(*TARGET_CLIP)
+    reg = F.huber_loss(pred, yc, delta=HUBER_DELTA) / HUBER_DELTA
+    return w_reg * reg + (1 - w_reg) * F.cross_entropy(logits, c)
 
 
 def pad_tokens(seqs: list[list[int]], max_len: int, pad_id: int = 0) -> torch.Tensor:
@@ -144,6 +154,7 @@ class Predictor:
         self.std = np.asarray(norm["std"], dtype=np.float32)
         self.meta = meta
         self._codes: dict[tuple[str, str], torch.Tensor] = {}  # (source hash, kernel) -> (1, T) tokens
+        self._texts: dict[tuple[str, str], str] = {}  # (source hash, kernel) -> tokenizer.kernel_text
 
     @classmethod
     def load(cls, directory: Path) -> Predictor:
@@ -158,6 +169,16 @@ class Predictor:
         norm = json.loads((directory / "normalisation.json").read_text())
         meta = json.loads((directory / "meta.json").read_text())
         return cls(model, tok, norm, meta)
+
+    def code_for(self, source: str, kernel: str) -> str:
+        from clperf.predictor import cache, tokenizer
+
+        k = (cache.source_hash(source), kernel)
+        if k not in self._texts:
+            if len(self._texts) > 256:
+                self._texts.clear()
+            self._texts[k] = tokenizer.kernel_text(source, kernel)
+        return self._texts[k]
 
     def tokens_for(self, source: str, kernel: str) -> torch.Tensor | None:
         if not self.model.cfg.use_code:
@@ -181,7 +202,7 @@ class Predictor:
         """Log-ratio corrections (B,) and class probabilities (B, C) for raw feature rows."""
         ki = torch.from_numpy(kernel_index).long() if kernel_index is not None else None
         pred, logits = self.model(self.normalise(rows), tokens, ki)
-        return pred.numpy(), torch.softmax(logits, -1).numpy()
+        return pred.clamp(*TARGET_CLIP).numpy(), torch.softmax(logits, -1).numpy()
 
     def predict_one(self, kernel: Any, scenario: Any, device: Any, source: str, base: Any,
                     traffic: Any) -> dict[str, Any]:
@@ -192,7 +213,7 @@ class Predictor:
 
         trained = self.meta.get("devices", {}).get(device.name)
         dev = Device.from_json(trained) if trained else device  # the peaks the model was trained with
-        f, t, r = features.compute(kernel, scenario, dev)
+        f, t, r = features.compute(kernel, scenario, dev, self.code_for(source, kernel.name))
         row = np.asarray([features.as_list(f, self.names)], dtype=np.float32)
         tokens = self.tokens_for(source, kernel.name)
         index = np.zeros(1, dtype=np.int64) if tokens is not None else None

@@ -37,7 +37,7 @@ from clperf.records import Device, Scenario
 
 log = logging.getLogger(__name__)
 
-FEATURES_VERSION = "3"
+FEATURES_VERSION = "4"
 MODEL_NAME = "clperf-perfnet"
 
 
@@ -69,11 +69,42 @@ class Examples:
         return len(self.y)
 
 
+def expand_data(data: Sequence[Path]) -> list[Path]:
+    """Dataset files from paths that may be folders: a folder stands for its ``*.jsonl[.gz]`` files (sorted),
+    except the sweep's ``*sources*`` side files. ``data/h200`` and ``data/h200/part-*.jsonl.gz`` agree."""
+    out: list[Path] = []
+    for p in map(Path, data):
+        if p.is_dir():
+            parts = sorted(q for q in p.iterdir() if q.is_file() and "sources" not in q.name
+                           and (q.name.endswith(".jsonl") or q.name.endswith(".jsonl.gz")))
+            if not parts:
+                raise InputError(f"no *.jsonl or *.jsonl.gz datasets in {p}")
+            out.extend(parts)
+        elif p.exists():
+            out.append(p)
+        else:
+            raise InputError(f"no dataset at {p}")
+    return list(dict.fromkeys(out))
+
+
+def source_files(data: Sequence[Path]) -> list[Path]:
+    """Side files holding the swept sources: ``x.sources.jsonl.gz`` per dataset, ``sources.jsonl[.gz]``
+    beside it."""
+    from clperf.benchmark.sweep import sources_path
+
+    out: list[Path] = []
+    for p in expand_data(data):
+        for cand in (sources_path(p), p.parent / "sources.jsonl.gz", p.parent / "sources.jsonl"):
+            if cand.is_file():
+                out.append(cand)
+    return list(dict.fromkeys(out))
+
+
 def read_records(data: Sequence[Path]) -> list[dict[str, Any]]:
     from clperf.benchmark import dataset
 
     out = []
-    for p in data:
+    for p in expand_data(data):
         for rec in dataset.read(p):
             if rec.get("status") == "ok" and (rec.get("median_ms") or 0) > 0 and not dataset.validate(rec):
                 out.append(rec)
@@ -92,10 +123,9 @@ class Sources:
         self._dirs = list(extra_dirs)
         self._generated_done = False
         from clperf.benchmark import corpus, dataset
-        from clperf.benchmark.sweep import sources_path
 
-        for data in datasets:  # the sweep's side file holds every swept source once
-            for rec in dataset.read(sources_path(Path(data))):
+        for side in source_files(datasets) if datasets else []:  # each swept source once
+            for rec in dataset.read(side):
                 if isinstance(rec.get("source"), str):
                     self.add(rec["source"])
         for path in corpus.families():
@@ -131,7 +161,8 @@ class Sources:
 
 
 def _cache_path(data: Sequence[Path]) -> Path:
-    sig = [FEATURES_VERSION] + [f"{p.resolve()}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in data]
+    sig = [FEATURES_VERSION] + [f"{p.resolve()}:{p.stat().st_size}:{p.stat().st_mtime_ns}"
+                                for p in expand_data(data)]
     digest = hashlib.sha256(json.dumps(sig).encode()).hexdigest()[:16]
     return paths.state_dir() / "features" / f"examples-{digest}"
 
@@ -166,6 +197,7 @@ def _build(records: list[dict[str, Any]], sources: Sources, progress: bool) -> E
     keys: dict[str, int] = {}
     k_names, k_fam, k_gen, k_text = [], [], [], []
     reports: dict[tuple[str, str], Any] = {}
+    texts: dict[str, str] = {}
     devices: dict[str, dict[str, Any]] = {}
     skipped: dict[str, int] = defaultdict(int)
     t0 = time.monotonic()
@@ -192,7 +224,10 @@ def _build(records: list[dict[str, Any]], sources: Sources, progress: bool) -> E
         try:
             scenario = Scenario.from_json(rec["scenario"])
             device = Device.from_json(rec["device"])
-            f, t, r = features.compute(kernel, scenario, device)
+            code = texts.get(rk[0] + "|" + rec["kernel"])
+            if code is None:
+                code = texts[rk[0] + "|" + rec["kernel"]] = tokenizer.kernel_text(text, rec["kernel"])
+            f, t, r = features.compute(kernel, scenario, device, code)
         except Exception as e:  # noqa: BLE001
             skipped[f"features failed: {type(e).__name__}"] += 1
             continue
@@ -205,7 +240,7 @@ def _build(records: list[dict[str, Any]], sources: Sources, progress: bool) -> E
                 fam = family_of(str(rec["file"]))
             k_fam.append(fam)
             k_gen.append(fam.startswith("gen-"))
-            k_text.append(tokenizer.kernel_text(text, rec["kernel"]))
+            k_text.append(code)
         from clperf.predictor import profiles
 
         bw = profiles.peaks(device)[0]
@@ -384,7 +419,9 @@ def fit(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[int]] | N
         with torch.no_grad():
             pred = predict(model, Xn, ex.kernel, val_rows, tok_all, dev)
         model.train()
-        return float(np.mean((pred - ex.y[val_rows]) ** 2))
+        # mean absolute error of the log-ratio (clipped like the targets): what MAPE and the ordering follow,
+        # not swayed by a few wild records the way a squared error is
+        return float(np.mean(np.abs(pred - np.clip(ex.y[val_rows], *network.TARGET_CLIP))))
 
     def step() -> float:
         xb, yb, cb, tb, kb = batch()
@@ -426,13 +463,13 @@ def fit(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[int]] | N
         if time.monotonic() - last_val > max(10.0, budget / 40) or (max_steps is not None and s == max_steps):
             v = val_loss()
             last_val = time.monotonic()
-            history.append({"step": s, "train_loss": running / since, "val_mse": v, "seconds": last_val - t0})
+            history.append({"step": s, "train_loss": running / since, "val_mae": v, "seconds": last_val - t0})
             running, since = 0.0, 0
             if not math.isnan(v) and v < best[0]:
                 best = (v, {k: t.detach().clone() for k, t in model.state_dict().items()})
             if progress:
                 print(f"\rstep {s} ({frac:.0%} of the budget) train {history[-1]['train_loss']:.3f} "
-                      f"val mse {v:.3f} ({last_val - t0:.0f} s)", end="", file=sys.stderr)
+                      f"val mae {v:.3f} ({last_val - t0:.0f} s)", end="", file=sys.stderr)
     v = val_loss()
     if not math.isnan(v) and v < best[0]:
         best = (v, None)  # the final weights are the best
@@ -449,6 +486,7 @@ def predict(model: Any, Xn: Any, kernel: np.ndarray, rows: np.ndarray, tok_all: 
             chunk: int = 1024) -> np.ndarray:
     """Predicted log-ratios for ``rows`` (normalised features ``Xn``), kernels encoded once per chunk."""
     import torch
+    from clperf.predictor import network
 
     out = np.empty(len(rows), dtype=np.float32)
     model.eval()
@@ -463,7 +501,7 @@ def predict(model: Any, Xn: Any, kernel: np.ndarray, rows: np.ndarray, tok_all: 
                 pred, _ = model(xb, toks.to(dev), torch.from_numpy(inv).to(dev))
             else:
                 pred, _ = model(xb)
-            out[a:a + len(rr)] = pred.float().cpu().numpy()
+            out[a:a + len(rr)] = pred.float().clamp(*network.TARGET_CLIP).cpu().numpy()
     return out
 
 
@@ -526,7 +564,7 @@ def run(data: Sequence[Path], out: Path, *, minutes: float = 12.0, epochs: int |
         "data": [str(p) for p in data],
         "counts": {"examples": len(ex), "train": int((part == 0).sum()), "val": int((part == 1).sum()),
                    "test": int((part == 2).sum()), "kernels": len(ex.kernel_keys), "skipped": ex.skipped},
-        "fit": {"steps": res.steps, "best_val_mse": res.best_val, "minutes": (time.monotonic() - t0) / 60,
+        "fit": {"steps": res.steps, "best_val_mae": res.best_val, "minutes": (time.monotonic() - t0) / 60,
                 "history": res.history[-5:]},
     }
     out.mkdir(parents=True, exist_ok=True)
@@ -534,7 +572,7 @@ def run(data: Sequence[Path], out: Path, *, minutes: float = 12.0, epochs: int |
     network.save(res.model, out, res.norm, meta)
     (out / "VERSION").write_text(version + "\n")
     if progress:
-        print(f"model {version}: {len(ex)} examples, {res.steps} steps, best validation MSE "
+        print(f"model {version}: {len(ex)} examples, {res.steps} steps, best validation MAE "
               f"{res.best_val:.4f} (log-ratio), written to {out}", file=sys.stderr)
     return {k: meta[k] for k in ("name", "version", "counts", "fit", "intervals")}
 
