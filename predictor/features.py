@@ -50,7 +50,8 @@ _TRANSC = re.compile(r"\b(?:native_|half_)?(?:exp|exp2|exp10|expm1|log|log2|log1
 _ARITH = re.compile(r"[-+*/%^&|]=?|<<|>>|\bfma\s*\(|\bmad\s*\(")
 _DIV = re.compile(r"(?<![/*])/(?![/*])|%")
 _VEC = re.compile(r"\b(?:char|uchar|short|ushort|int|uint|long|ulong|float|double|half)(2|3|4|8|16)\b")
-_WORD = {k: re.compile(rf"\b{k}\b") for k in ("double", "if", "for", "while", "__local", "local")}
+_WORD = {k: re.compile(rf"\b{k}\b") for k in ("if", "for", "while", "__local", "local")}
+_DOUBLE = re.compile(r"\bdouble(?:2|3|4|8|16)?\b")
 _NARROW = re.compile(r"\b(?:char|uchar|short|ushort)\d*\b")
 _ATOMIC = re.compile(r"\batomic?_\w+\s*\(|\batom_\w+\s*\(")
 
@@ -64,7 +65,7 @@ def code_counts(code: str | None) -> dict[str, float]:
     vec = [int(m) for m in _VEC.findall(body)]
     return {
         "transc": float(transc), "arith": float(arith), "div": float(len(_DIV.findall(body))),
-        "double": float(bool(_WORD["double"].search(body))), "narrow": float(bool(_NARROW.search(body))),
+        "double": float(bool(_DOUBLE.search(body))), "narrow": float(bool(_NARROW.search(body))),
         "vec": float(max(vec, default=1)), "atomic": float(len(_ATOMIC.findall(body))),
         "branch": float(len(_WORD["if"].findall(body)) + body.count("?")),
         "loops": float(len(_WORD["for"].findall(body)) + len(_WORD["while"].findall(body))),

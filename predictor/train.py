@@ -37,7 +37,7 @@ from clperf.records import Device, Scenario
 
 log = logging.getLogger(__name__)
 
-FEATURES_VERSION = "4"
+FEATURES_VERSION = "5"
 MODEL_NAME = "clperf-perfnet"
 
 

@@ -75,3 +75,38 @@ def test_train_writes_a_model_that_estimate_uses_and_caches(tmp_path: Path, monk
 
     h200 = profiles.select_device("h200", discover=False)
     assert estimate_mod.estimate(kernel, m.scenario, h200, source=text).model_name == "roofline"
+
+
+def test_a_folder_of_part_files_with_one_sources_file_reads_like_the_parts(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--data data/h200`` = every ``*.jsonl[.gz]`` there; sources come from ``sources.jsonl.gz`` beside them."""
+    import gzip
+
+    from clperf.errors import InputError
+    from clperf.predictor.train import expand_data
+
+    monkeypatch.setenv("CLPERF_HOME", str(tmp_path / "home"))
+    lines = (DATA / "pocl_map_float.jsonl").read_text().splitlines(keepends=True)
+    folder = tmp_path / "dev"
+    folder.mkdir()
+    (folder / "part-1.jsonl").write_text("".join(lines[:20]))
+    with gzip.open(folder / "part-2.jsonl.gz", "wt") as f:
+        f.writelines(lines[20:])
+    src = (DATA / "map_float.cl").read_text()
+    with gzip.open(folder / "sources.jsonl.gz", "wt") as f:  # the only place the source is (no sources=)
+        f.write(json.dumps({"source": src}) + "\n")
+    assert [p.name for p in expand_data([folder])] == ["part-1.jsonl", "part-2.jsonl.gz"]
+    ex = build([folder], use_cache=False)
+    assert len(ex) == 50 and not ex.skipped
+    with pytest.raises(InputError):
+        expand_data([tmp_path / "missing"])
+
+
+def test_code_counts_tell_special_functions_divisions_and_doubles_apart() -> None:
+    from clperf.predictor.features import code_counts
+
+    c = code_counts("__kernel void k(__global double4 *a) { a[0] = exp(a[1]) / sin(a[2]) + a[3] * 2; }"
+                    "[SEP] float helper(float x) { return cos(x); }")
+    assert c["transc"] == 2 and c["div"] == 1 and c["double"] == 1 and c["vec"] == 4
+    plain = code_counts("__kernel void k(__global float *a) { a[0] = a[1] + a[2]; }")
+    assert plain["transc"] == 0 and plain["double"] == 0 and plain["vec"] == 1
