@@ -77,13 +77,14 @@ def test_train_writes_a_model_that_estimate_uses_and_caches(tmp_path: Path, monk
     assert estimate_mod.estimate(kernel, m.scenario, h200, source=text).model_name == "roofline"
 
 
-def test_a_folder_of_part_files_with_one_sources_file_reads_like_the_parts(tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """``--data data/h200`` = every ``*.jsonl[.gz]`` there; sources come from ``sources.jsonl.gz`` beside them."""
+def test_a_folder_of_parts_with_one_sources_file_reads_like_the_parts(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--data data/h200`` = every ``*.jsonl[.gz]`` there; sources from ``sources.jsonl.gz`` beside them."""
     import gzip
 
-    from clperf.errors import InputError
     from clperf.predictor.train import expand_data
+
+    from clperf.errors import InputError
 
     monkeypatch.setenv("CLPERF_HOME", str(tmp_path / "home"))
     lines = (DATA / "pocl_map_float.jsonl").read_text().splitlines(keepends=True)
