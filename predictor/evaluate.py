@@ -177,11 +177,20 @@ def run(data: Sequence[Path], model_dir: Path | None, report_dir: Path, *, progr
                              ex.cls[test][mask])
                 per.setdefault(d, {})[subset] = mt.to_json()
         results[model_name] = per
+    # error analysis: which held-out families (and generated kernel kinds) are worst, for each model
+    fam = np.asarray(ex.kernel_family)[ex.kernel[test]]
+    per_family: dict[str, dict[str, Any]] = {}
+    for f in sorted(set(fam)):
+        m = fam == f
+        per_family[f] = {"n": int(m.sum()), "kernels": int(len(set(ex.kernel[test][m].tolist())))}
+        for model_name, logr in preds.items():
+            ape = np.abs(np.exp(logr[m] - np.clip(ex.y[test][m], -50, 50)) - 1.0)
+            per_family[f][model_name] = {"mape": float(ape.mean()), "median_ape": float(np.median(ape))}
     out = {"model": {"name": name, "version": meta.get("version")}, "data": [str(p) for p in data],
            "counts": {"train": int(len(train)), "test": int(len(test)),
                       "test_families": list(split.test_families), "test_generated_kernels":
                           len(split.test_kernels)},
-           "results": results, "seconds": time.monotonic() - t0}
+           "results": results, "per_family": per_family, "seconds": time.monotonic() - t0}
     report_dir.mkdir(parents=True, exist_ok=True)
     _plot(report_dir / "predicted_vs_measured.png", ex, test, preds, devices)
     (report_dir / "evaluation.md").write_text(render(out, meta))
@@ -265,6 +274,19 @@ def render(out: dict[str, Any], meta: dict[str, Any]) -> str:
         lines += [f"## {title}", "",
                   "| device | model | n | MAPE | median APE | ±10% | ±25% | Spearman | pairwise | BW class |",
                   "|---|---|---|---|---|---|---|---|---|---|", *sorted(rows), ""]
+    pf = out.get("per_family") or {}
+    if pf:
+        names = list(out["results"])
+        lines += ["## Errors by held-out family", "",
+                  "MAPE (median APE) per family, worst first by the learned model; `gen-*` are generated "
+                  "kernels grouped by the generator's pattern.", "",
+                  "| family | kernels | n | " + " | ".join(names) + " |",
+                  "|---|---|---|" + "---|" * len(names)]
+        worst = sorted(pf.items(), key=lambda kv: -kv[1].get(names[-1], {}).get("mape", 0.0))
+        for f, d in worst:
+            cells = [f"{_f(d[n]['mape'])} ({_f(d[n]['median_ape'])})" if n in d else "–" for n in names]
+            lines.append(f"| {f} | {d['kernels']} | {d['n']} | " + " | ".join(cells) + " |")
+        lines.append("")
     lines += ["![predicted vs measured](predicted_vs_measured.png)", "",
               f"Training: {meta.get('fit', {}).get('steps')} steps, "
               f"{meta.get('fit', {}).get('minutes', 0):.1f} minutes; best validation MAE of the log-ratio "
