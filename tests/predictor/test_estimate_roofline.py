@@ -55,7 +55,8 @@ def test_shipped_profiles_include_the_h200_and_are_selectable_by_substring() -> 
     assert d.name == "NVIDIA H200" and d.source == "profile" and d.compute_units == 132
     bw, fl, _ = profiles.peaks(d)
     assert bw > 1000 and fl > 1000
-    assert profiles.facts(d).launch_overhead_ms == pytest.approx(0.005)
+    # the H200's launch floor: its smallest kernels time at 4.5-6.4 µs with profiling events
+    assert 0.004 <= profiles.facts(d).launch_overhead_ms <= 0.007
 
 
 def test_unknown_device_text_names_the_known_ones() -> None:
