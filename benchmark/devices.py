@@ -51,7 +51,7 @@ def _listed() -> list[Device]:
         if "PLATFORM_NOT_FOUND" in str(e) or getattr(e, "code", None) == -1001:
             return []
         raise DeviceError(f"cannot list OpenCL platforms: {e}") from e
-    out = []
+    out: list[Device] = []
     for p in platforms:
         try:
             devs = p.get_devices()
@@ -134,5 +134,5 @@ def select(text: str | None, measure: bool = False) -> Device:
         names = (d.name, d.platform, _NICKNAMES.get(d.platform, ""))
         if any(needle in n.lower() for n in names if n):
             return d
-    names = "; ".join(f"{d.name} ({d.platform})" for d in devices)
-    raise DeviceError(f"no OpenCL device matches {text!r}; devices: {names}")
+    known = "; ".join(f"{d.name} ({d.platform})" for d in devices)
+    raise DeviceError(f"no OpenCL device matches {text!r}; devices: {known}")

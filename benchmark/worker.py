@@ -30,6 +30,7 @@ import os
 import sys
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -177,8 +178,8 @@ class Runner:
                         send(result)
                         return False
                 except cl.Error as e:  # anything not classified where it happened
-                    f = classify(e, "run")
-                    result.update(status=f.status, error=str(f), fatal=True)
+                    fault = classify(e, "run")
+                    result.update(status=fault.status, error=str(fault), fatal=True)
                     send(result)
                     return False
                 send(result)
@@ -229,7 +230,8 @@ class Runner:
             if p.pointer:
                 if p.address_space == "local":
                     nbytes = int(sc.args[p.name]) * buffers.plan_et(p).nbytes
-                    kernel.set_arg(i, cl.LocalMemory(nbytes))
+                    # pyopencl's stub omits LocalMemory from set_arg's accepted types
+                    kernel.set_arg(i, cl.LocalMemory(nbytes))  # type: ignore[arg-type]
                 else:
                     kernel.set_arg(i, buffers.buf[p.name])
             else:
@@ -253,7 +255,9 @@ class Runner:
             raise classify(e, "run") from e
         return events
 
-    def _run(self, kernel, ref_kernel, params, sc, plan, buffers, policy, seed, req, send):
+    def _run(self, kernel: cl.Kernel, ref_kernel: cl.Kernel | None, params: list[Param], sc: Scenario,
+             plan: list[BufferPlan], buffers: _Buffers, policy: Policy, seed: int, req: dict[str, Any],
+             send: Callable[[dict[str, Any]], None]) -> tuple[list[float], bool, str | None]:
         buffers.fill(plan, seed)
         self._set_args(kernel, params, sc, buffers)
         checked, check_error = False, None
@@ -286,7 +290,8 @@ class Runner:
             buffers.check_guards(plan)
         return times, checked, check_error
 
-    def _check(self, kernel, ref_kernel, params, sc, plan, buffers, seed, rtol: float) -> str | None:
+    def _check(self, kernel: cl.Kernel, ref_kernel: cl.Kernel | None, params: list[Param], sc: Scenario,
+               plan: list[BufferPlan], buffers: _Buffers, seed: int, rtol: float) -> str | None:
         """Run from the same inputs twice (or kernel then reference) and compare every global buffer."""
         outs = []
         for k in (kernel, ref_kernel if ref_kernel is not None else kernel):
@@ -304,11 +309,12 @@ class Runner:
 
     # -- device profile --------------------------------------------------------------------------------
 
-    def peaks(self) -> dict[str, float]:
+    def peaks(self) -> dict[str, str | float]:
         return {"type": "peaks", "peak_bandwidth_gbs": self._peak_bandwidth(),
                 "peak_gflops": self._peak_flops()}
 
-    def _median_ms(self, kernel, gsize, lsize, reps: int = 10) -> float:
+    def _median_ms(self, kernel: cl.Kernel, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
+                   reps: int = 10) -> float:
         cl.enqueue_nd_range_kernel(self.queue, kernel, gsize, lsize).wait()
         evs = [cl.enqueue_nd_range_kernel(self.queue, kernel, gsize, lsize) for _ in range(reps)]
         evs[-1].wait()
@@ -323,7 +329,8 @@ class Runner:
         k = cl.Kernel(prg, "clperf_copy")
         a = cl.Buffer(self.ctx, cl.mem_flags.READ_ONLY, n * 16)
         b = cl.Buffer(self.ctx, cl.mem_flags.WRITE_ONLY, n * 16)
-        cl.enqueue_fill_buffer(self.queue, a, np.float32(1), 0, n * 16).wait()
+        # the stub wants a buffer/array pattern; pyopencl accepts a numpy scalar at runtime
+        cl.enqueue_fill_buffer(self.queue, a, np.float32(1), 0, n * 16).wait()  # type: ignore[arg-type]
         k.set_args(a, b)
         best = 0.0
         for lsize in (None, 64, 128, 256, 512, 1024):
@@ -397,7 +404,9 @@ class _Buffers:
             for name, nbytes in need.items():
                 guard = min(max(MIN_GUARD, nbytes // 8), MAX_GUARD)
                 buf = cl.Buffer(self.r.ctx, cl.mem_flags.READ_WRITE, nbytes + guard)
-                cl.enqueue_fill_buffer(self.r.queue, buf, np.uint8(GUARD_BYTE), nbytes, guard)
+                # the stub wants a buffer/array pattern; pyopencl accepts a numpy scalar at runtime
+                cl.enqueue_fill_buffer(self.r.queue, buf, np.uint8(GUARD_BYTE),  # type: ignore[arg-type]
+                                       nbytes, guard)
                 self.buf[name], self.capacity[name], self.guard[name] = buf, nbytes, guard
             self.r.queue.finish()
         except cl.Error as e:

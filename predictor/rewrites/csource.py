@@ -102,9 +102,9 @@ class Body:
             if expand and self.is_pure(name):
                 return self.poly(self.locals[name].value, expand, _depth + 1)  # type: ignore[arg-type]
             if name in self.macros and name not in self.locals and name not in self.params:
-                m = macro_value(self.macros[name])
-                if m is not None:
-                    return {(): m} if m else {}
+                mv = macro_value(self.macros[name])
+                if mv is not None:
+                    return {(): mv} if mv else {}
             return {(name,): 1}
         if t == "call_expression":
             fn = self.src(node.child_by_field_name("function")).strip()  # type: ignore[arg-type]
@@ -125,16 +125,16 @@ class Body:
             o = self.src(op)
             return {k: -v for k, v in p.items()} if o == "-" else (p if o == "+" else None)
         if t == "binary_expression":
-            op = self.src(node.child_by_field_name("operator"))  # type: ignore[arg-type]
+            bop = self.src(node.child_by_field_name("operator"))  # type: ignore[arg-type]
             a = self.poly(node.child_by_field_name("left"), expand, _depth + 1)  # type: ignore[arg-type]
             b = self.poly(node.child_by_field_name("right"), expand, _depth + 1)  # type: ignore[arg-type]
             if a is None or b is None:
                 return None
-            if op == "+":
+            if bop == "+":
                 return add(a, b)
-            if op == "-":
+            if bop == "-":
                 return add(a, {k: -v for k, v in b.items()})
-            if op == "*":
+            if bop == "*":
                 return mul(a, b)
         return None
 

@@ -22,13 +22,14 @@ MIN_GAIN = 1.02  # below this the recommendation is noise in the model, not a ga
 def candidates(scenario: Scenario, device: Device) -> list[tuple[int, ...]]:
     g = scenario.global_size
     limit = device.max_work_group_size
+    shapes: list[tuple[int, ...]]
     if len(g) == 1:
         shapes = [(n,) for n in (32, 64, 128, 256, 512, 1024)]
     elif len(g) == 2:
         shapes = [(a, b) for a in (8, 16, 32, 64, 128, 256) for b in (1, 2, 4, 8, 16, 32)]
     else:
         shapes = [(a, b, 1) for a in (8, 16, 32, 64) for b in (1, 2, 4, 8)]
-    out = []
+    out: list[tuple[int, ...]] = []
     for s in shapes:
         n = 1
         for x in s:
