@@ -83,9 +83,10 @@ def test_sweep_records_failures_goes_on_and_resumes(device, tmp_path):
 def test_time_budget_stops_cleanly(device, tmp_path):
     found, _ = kernels()
     out = tmp_path / "b.jsonl"
+    # every variant repeats for 0.15 s of wall time, so 25 variants cannot fit in a 2.5 s budget
+    slow = Policy(min_total_ms=1e9, max_repetitions=10**6, max_wall_s=0.15, stable_rel=None)
     start = time.monotonic()
-    s = run_sweep([found["vadd"]], device, out, max_variants=25, policy=Policy.interactive(),
-                  time_budget_s=2.5)
+    s = run_sweep([found["vadd"]], device, out, max_variants=25, policy=slow, time_budget_s=2.5)
     took = time.monotonic() - start
     assert s.stopped_by_budget and 0 < s.measured < 25 and took < 4.0
     assert len(list(dataset.read(out))) == s.measured
