@@ -30,13 +30,26 @@ def _kind(t: int) -> str:
     return "accelerator"
 
 
+def _host_mhz() -> int:
+    """The host CPU's clock from /proc/cpuinfo (the fastest core), 0 when unknown."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            mhz = [float(line.split(":")[1]) for line in f if line.lower().startswith("cpu mhz")]
+    except (OSError, ValueError, IndexError):
+        return 0
+    return int(max(mhz)) if mhz else 0
+
+
 def _describe(platform: cl.Platform, dev: cl.Device) -> Device:
+    clock = int(dev.max_clock_frequency)
+    if clock <= 0 and dev.type & cl.device_type.CPU:
+        clock = _host_mhz()  # Intel's CPU runtime reports 0 MHz; cycles need a clock
     return Device(
         name=dev.name.strip(),
         platform=platform.name.strip(),
         type=_kind(dev.type),  # type: ignore[arg-type]
         compute_units=int(dev.max_compute_units),
-        clock_mhz=int(dev.max_clock_frequency),
+        clock_mhz=clock,
         local_mem_bytes=int(dev.local_mem_size),
         max_work_group_size=int(dev.max_work_group_size),
         driver=dev.driver_version.strip(),
