@@ -189,11 +189,32 @@ class _Launch:
     params: str
 
 
+_OP_COST = {"fma": 1, "mad": 1, "xorshift": 1, "idiv": 4, "div": 8, "sqrt": 8, "exp": 8, "sin": 8}
+WORK_BUDGET = 1 << 31  # weighted operations of the largest launch: a few seconds on two CPU cores
+
+
+def _max_trip(cfg: Config) -> int:
+    if cfg.trip is None:
+        return 1
+    if cfg.trip == "arg":
+        return 64 if cfg.pattern in ("twod", "twodcol") or cfg.flops > 8 else 256
+    return int(cfg.trip)
+
+
+def _work_per_item(cfg: Config) -> int:
+    """Weighted operations one work-item does at the sweep's largest trip count."""
+    per_op = sum(_OP_COST[o] for o in cfg.ops) / len(cfg.ops)
+    return max(1, int(_max_trip(cfg) * (cfg.flops * per_op + 1) * cfg.width))
+
+
+def _max_items(cfg: Config) -> int:
+    return max(_pow2_floor(WORK_BUDGET // _work_per_item(cfg)), 256)
+
+
 def _sizes(cfg: Config, per_item_buffers: float = 1.0) -> tuple[int, int]:
     lo = max(_pow2_ceil(MIN_BYTES // cfg.elem_bytes), 256)
     hi = min(_pow2_floor(int(MAX_BYTES / cfg.elem_bytes / per_item_buffers)), MAX_ITEMS)
-    if cfg.trip is not None or cfg.flops >= 64:
-        hi = min(hi, 1 << 20)  # heavy per-item work: keep the largest launch affordable on CPUs
+    hi = max(min(hi, _max_items(cfg)), lo)  # heavy per-item work: keep the largest launch affordable on CPUs
     if cfg.pattern == "stencil":
         hi = min(hi, _pow2_floor(MAX_BYTES // cfg.elem_bytes) // 2)  # the input is padded by the radius
     return lo, hi
@@ -205,9 +226,7 @@ def _launch(cfg: Config, default_local: int) -> _Launch:
     n_default = min(max(lo, 1 << 18), hi)
     if cfg.pattern in ("twod", "twodcol"):
         w_lo = 64 if cfg.elem_bytes < 4 else 32
-        h_hi = max(w_lo, (MAX_BYTES // cfg.elem_bytes) // 2048)
-        if cfg.trip is not None or cfg.flops >= 64:
-            h_hi = min(h_hi, 512)
+        h_hi = max(w_lo, min((MAX_BYTES // cfg.elem_bytes) // 2048, _max_items(cfg) // 2048))
         targ, tsweep, tparam = ("", "", "")
         if cfg.trip == "arg":
             targ, tsweep, tparam = " --arg t=16", " t=1..64", ", int t"
@@ -233,7 +252,7 @@ def _launch(cfg: Config, default_local: int) -> _Launch:
     if cfg.trip == "arg":
         args.append("--arg t=16")
         params.append("int t")
-        sweep.append("t=1..256" if cfg.flops <= 8 else "t=1..64")
+        sweep.append(f"t=1..{_max_trip(cfg)}")
     params.append("int n")
     sweep.append("local=16..1024")
     directive = f"--global n --local {default_local} " + " ".join(args)

@@ -20,7 +20,7 @@ MAX_GROUP = 1024
 _KERNEL_WORD = re.compile(r"^\s*(?:__kernel|kernel)\b", re.M)
 
 HAND = hand_written()
-GEN_SAMPLE = [k for name, src in generated(2000, 0)[::10] for k in kernels_in(src, family_of(name))]
+GEN_SAMPLE = [k for name, src in generated(2000, 0)[::20] for k in kernels_in(src, family_of(name))]
 
 
 def _ids(ks):
