@@ -47,6 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
     t.add_argument("--test-share", type=float, default=0.2,
                    help="share of kernel families (and generated kernels) held out for evaluation")
     t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--no-code", action="store_true",
+                   help="train the network without the code encoder (numeric features only)")
     t.add_argument("--device-type", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where torch trains (auto: CUDA when available)")
     add_json_flag(t)
@@ -156,7 +158,8 @@ def _train(ns: argparse.Namespace) -> int:
 
     train.expand_data(ns.data)  # a clear error for a missing dataset or an empty folder
     summary = train.run(ns.data, ns.out, minutes=ns.minutes, epochs=ns.epochs, test_share=ns.test_share,
-                        seed=ns.seed, device_type=ns.device_type, progress=not ns.json)
+                        seed=ns.seed, device_type=ns.device_type, progress=not ns.json,
+                        use_code=not ns.no_code)
     if ns.json:
         json.dump(summary, sys.stdout, indent=2)
         print()

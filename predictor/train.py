@@ -19,6 +19,7 @@ import hashlib
 import json
 import logging
 import math
+import os
 import random
 import sys
 import time
@@ -373,6 +374,9 @@ def fit(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[int]] | N
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     dev = torch_device(device_type)
+    # half the cores: on a shared machine, torch's threads spinning against other processes cost more than
+    # they give (measured: 2 threads on a loaded 2-core machine ran several times slower than 1)
+    torch.set_num_threads(max(1, min(torch.get_num_threads(), (os.cpu_count() or 2) // 2)))
     train_rows = np.flatnonzero(part == 0)
     val_rows = np.flatnonzero(part == 1)
     if len(train_rows) == 0:
@@ -460,7 +464,7 @@ def fit(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[int]] | N
         running += step()
         since += 1
         s += 1
-        if time.monotonic() - last_val > max(10.0, budget / 40) or (max_steps is not None and s == max_steps):
+        if time.monotonic() - last_val > max(20.0, budget / 20) or (max_steps is not None and s == max_steps):
             v = val_loss()
             last_val = time.monotonic()
             history.append({"step": s, "train_loss": running / since, "val_mae": v, "seconds": last_val - t0})
@@ -557,6 +561,7 @@ def run(data: Sequence[Path], out: Path, *, minutes: float = 12.0, epochs: int |
         b"".join(t.numpy().tobytes() for t in res.model.state_dict().values())).hexdigest()[:8]
     meta = {
         "name": MODEL_NAME, "version": version, "features_version": FEATURES_VERSION,
+        "code_encoder": use_code,
         "devices": ex.devices,
         "intervals": residual_quantiles(ex, val, vpred),
         "roofline_intervals": residual_quantiles(ex, val, np.zeros(len(val), dtype=np.float32)),
