@@ -1,30 +1,10 @@
-"""Shared fixtures: a private clperf state folder and the local PoCL device."""
+"""The benchmark tests run on PoCL (the state folder fixture is in tests/conftest.py)."""
 
 from __future__ import annotations
-
-import os
 
 import pytest
 
 
-@pytest.fixture(scope="session", autouse=True)
-def clperf_home(tmp_path_factory: pytest.TempPathFactory):
-    """Keep device caches and the measurement store of the tests out of the user's folder."""
-    home = tmp_path_factory.mktemp("clperf_home")
-    old = os.environ.get("CLPERF_HOME")
-    os.environ["CLPERF_HOME"] = str(home)
-    yield home
-    if old is None:
-        os.environ.pop("CLPERF_HOME", None)
-    else:
-        os.environ["CLPERF_HOME"] = old
-
-
 @pytest.fixture(scope="session")
-def device():
-    from clperf.benchmark.devices import select
-
-    try:
-        return select("pocl")
-    except Exception as e:
-        pytest.skip(f"no PoCL device: {e}")
+def device(pocl):
+    return pocl

@@ -3,7 +3,6 @@ from the same seeded inputs and compares every global buffer (integers exactly, 
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -11,28 +10,6 @@ from typing import Any
 import pytest
 
 DATA = Path(__file__).with_name("data")
-
-
-@pytest.fixture(scope="session", autouse=True)
-def clperf_home(tmp_path_factory: pytest.TempPathFactory):
-    home = tmp_path_factory.mktemp("clperf_home")
-    old = os.environ.get("CLPERF_HOME")
-    os.environ["CLPERF_HOME"] = str(home)
-    yield home
-    if old is None:
-        os.environ.pop("CLPERF_HOME", None)
-    else:
-        os.environ["CLPERF_HOME"] = old
-
-
-@pytest.fixture(scope="session")
-def pocl():
-    from clperf.benchmark.devices import select
-
-    try:
-        return select("pocl")
-    except Exception as e:  # noqa: BLE001
-        pytest.skip(f"no PoCL device: {e}")
 
 
 @pytest.fixture(scope="session")
