@@ -449,7 +449,7 @@ def fit(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[int]] | N
     t0 = time.monotonic()
     budget = max(1.0, minutes * 60)
     warm = 0.03
-    best = (float("inf"), None)
+    best: tuple[float, dict[str, Any] | None] = (float("inf"), None)
     history: list[dict[str, float]] = []
     running, since, s, last_val = 0.0, 0, 0, t0
     while True:

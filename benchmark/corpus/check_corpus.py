@@ -95,7 +95,8 @@ def run_child(request: dict[str, Any]) -> dict[str, Any]:
             v = sc.args[p.name]
             if p.pointer and p.address_space == "local":
                 size = split_vector(p.type)
-                kern.set_arg(i, cl.LocalMemory(int(v) * np.dtype(_DTYPES[size[0]]).itemsize * size[1]))
+                local = cl.LocalMemory(int(v) * np.dtype(_DTYPES[size[0]]).itemsize * size[1])
+                kern.set_arg(i, local)  # type: ignore[arg-type]  # pyopencl's stub omits LocalMemory
             elif p.pointer:
                 host = _buffer_host(np, p, int(v), sc.fills.get(p.name), rng)
                 buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)

@@ -307,14 +307,14 @@ def _body(cfg: Config) -> list[str]:
         return pre + core + [f"{ind}out[gid] = v;"]
     if p == "stencil":
         r = cfg.radius
-        load = [f"{ind}{cfg.type_name} v = in[gid + {r}];"]
+        loads = [f"{ind}{cfg.type_name} v = in[gid + {r}];"]
         for d in range(1, r + 1):
-            load.append(f"{ind}v += in[gid + {r - d}] + in[gid + {r + d}];")
+            loads.append(f"{ind}v += in[gid + {r - d}] + in[gid + {r + d}];")
         if cfg.trip is not None:
             core = _loop_lines(cfg, f"in[gid + (k % {2 * r + 1})] + v", ind, True)
         else:
             core = _compute(cfg, ind)
-        return pre + load + core + [f"{ind}out[gid] = v;"]
+        return pre + loads + core + [f"{ind}out[gid] = v;"]
     j = _index(cfg, "gid")
     if cfg.trip is not None:
         load = f"in[({j} + k) & (n - 1)]" if p != "broadcast" else f"in[({j} + k) % n]"
