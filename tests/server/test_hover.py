@@ -29,12 +29,15 @@ async def test_kernel_breakdown(client: LanguageClient, lsp) -> None:
         "| bound |",
         "| bandwidth utilisation |",
         "| bytes moved |",
-        "| model | roofline",
+        "| model | ",
         "| scenario | global 65536, local 64",
         "| defaulted | nothing",
         "| last measured |",
     ):
         assert row in md, (row, md)
+    # the shipped learned model answers for the H200 it was trained on; the roofline where there is none
+    model_row = next(r for r in md.split("\n") if r.startswith("| model | "))
+    assert "clperf-perfnet" in model_row or "roofline" in model_row, model_row
     assert h.range.start.line == line
 
 
