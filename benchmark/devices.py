@@ -18,9 +18,6 @@ from clperf.errors import DeviceError
 from clperf.paths import ensure, state_dir
 from clperf.records import Device
 
-# What people call a platform whose official name does not say it.
-_NICKNAMES = {"Portable Computing Language": "PoCL", "Intel(R) OpenCL": "Intel CPU runtime"}
-
 
 def _kind(t: int) -> str:
     if t & cl.device_type.GPU:
@@ -142,10 +139,8 @@ def select(text: str | None, measure: bool = False) -> Device:
         raise DeviceError("no OpenCL device found (is an ICD installed? see OCL_ICD_VENDORS)")
     if text is None or not text.strip():
         return devices[0]
-    needle = text.strip().lower()
     for d in devices:
-        names = (d.name, d.platform, _NICKNAMES.get(d.platform, ""))
-        if any(needle in n.lower() for n in names if n):
+        if d.matches(text):
             return d
     known = "; ".join(f"{d.name} ({d.platform})" for d in devices)
     raise DeviceError(f"no OpenCL device matches {text!r}; devices: {known}")

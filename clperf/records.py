@@ -102,6 +102,9 @@ class Scenario:
         )
 
 
+PLATFORM_NICKNAMES = {"Portable Computing Language": "PoCL", "Intel(R) OpenCL": "Intel CPU runtime"}
+
+
 @dataclass(frozen=True)
 class Device:
     """A discovered OpenCL device or a shipped profile of one the model was trained on."""
@@ -118,6 +121,13 @@ class Device:
     peak_bandwidth_gbs: float | None = None  # measured with a copy kernel
     peak_gflops: float | None = None  # measured with an FMA kernel (single precision)
     source: Literal["discovered", "profile"] = "discovered"
+
+    def matches(self, text: str) -> bool:
+        """``--device TEXT``: a case-insensitive substring of the device name, the platform name or the
+        platform's common name ("pocl" for PoCL's "Portable Computing Language")."""
+        needle = text.strip().lower()
+        names = (self.name, self.platform, PLATFORM_NICKNAMES.get(self.platform, ""))
+        return bool(needle) and any(needle in n.lower() for n in names if n)
 
     @property
     def key(self) -> str:

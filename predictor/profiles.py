@@ -105,11 +105,6 @@ def discovered() -> list[Device]:
         return []
 
 
-def _matches(device: Device, text: str) -> bool:
-    t = text.lower()
-    return t in device.name.lower() or t in device.platform.lower()
-
-
 def select_device(text: str | None, *, discover: bool = True) -> Device:
     """The device ``--device TEXT`` names: discovered devices first, then shipped profiles.
 
@@ -130,7 +125,7 @@ def select_device(text: str | None, *, discover: bool = True) -> Device:
             return profiles[0]
         raise DeviceError("no OpenCL device found and no shipped device profile")
     for d in local + profiles:
-        if _matches(d, text.strip()):
+        if d.matches(text):
             return d
     names = ", ".join(sorted({d.name for d in local + profiles})) or "none"
     raise DeviceError(f"no device matches {text!r} (known: {names})")

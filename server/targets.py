@@ -33,11 +33,6 @@ class Choice:
     platform: str
 
 
-def _matches(device: Device, text: str) -> bool:
-    t = text.strip().lower()
-    return t in device.name.lower() or t in device.platform.lower()
-
-
 class Targets:
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -97,7 +92,7 @@ class Targets:
                 return local[0]
             raise DeviceError("no target device: no shipped profile and no OpenCL device found")
         for d in self.discovered() + profiles:
-            if _matches(d, text):
+            if d.matches(text):
                 return d
         known = ", ".join(sorted({d.name for d in self.discovered(0) + profiles})) or "none"
         raise DeviceError(f"no device matches {text!r} (known: {known})")

@@ -1,0 +1,25 @@
+"""Shared records: how `--device TEXT` picks a device, the same for bench, predict and the server."""
+
+from __future__ import annotations
+
+from clperf.predictor import profiles
+
+from clperf.records import Device
+
+
+def _dev(name: str, platform: str) -> Device:
+    return Device(name, platform, "cpu", 2, 2445, 65536, 4096, "1.0")
+
+
+def test_matches_name_platform_and_common_platform_name() -> None:
+    pocl = _dev("pthread-haswell-AMD EPYC", "Portable Computing Language")
+    assert pocl.matches("pocl") and pocl.matches("POCL") and pocl.matches("epyc")
+    assert pocl.matches("portable") and not pocl.matches("nvidia") and not pocl.matches("  ")
+    intel = _dev("AMD EPYC", "Intel(R) OpenCL")
+    assert intel.matches("intel") and intel.matches("intel cpu runtime") and not intel.matches("pocl")
+
+
+def test_predict_finds_pocl_by_its_common_name(pocl) -> None:
+    d = profiles.select_device("pocl")
+    assert d.platform == "Portable Computing Language" and d.source == "discovered"
+    assert profiles.select_device("h200", discover=False).name == "NVIDIA H200"
