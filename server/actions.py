@@ -2,15 +2,14 @@
 
 * ``unroll-candidate`` and ``local-cache-candidate`` -> the rewrites of ``clperf.predictor.rewrites``
   (``#pragma unroll N``, a manual unroll, the ``__local`` tile), each titled with its predicted speedup
-  (the edited file is compiled and estimated in a worker thread). Without that package: the
-  ``#pragma unroll N`` insertion of ``fixes``, estimated the same way ("speedup not predicted" on failure).
+  (the edited file is compiled and estimated in a worker thread); unsafe ones come back disabled.
 * any kernel whose scenario uses defaults -> "Add a scenario directive" with the values now in use.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,43 +22,13 @@ from clperf.records import Scenario
 
 log = logging.getLogger("clperf.server")
 
-Speedup = Callable[[str, str], str]  # (kernel name, fixed text) -> title suffix
-
-
-def unroll_factor(data: dict[str, Any]) -> int:
-    for key in ("factor", "unroll", "suggested_unroll", "trip_count"):
-        v = data.get(key)
-        if isinstance(v, int) and v > 1:
-            return min(v, 16) if key == "trip_count" else v
-    return 4
-
-
-def unroll_actions(problems: Sequence[Problem], text: str, speedup: Speedup) -> list[Action]:
-    out = []
-    lines = text.split("\n")
-    for p in problems:
-        if p.code != "unroll-candidate" or not p.data:
-            continue
-        loop_line = int(p.data.get("loop_line") or p.span.line)
-        factor = unroll_factor(p.data)
-        kernel = str(p.data.get("kernel", ""))
-        edit = fixes.unroll_edit(lines, loop_line, factor)
-        gain = speedup(kernel, fixes.unrolled_text(text, loop_line, factor))
-        out.append(Action(f"Insert #pragma unroll {factor} ({gain})", "quickfix", (edit,), (p,),
-                          preferred=True))
-    return out
-
-
 def rewrite_actions(problems: Sequence[Problem], text: str, path: str, build_options: str, device: Any,
-                    scenarios: Mapping[str, Scenario], with_disabled: bool) -> list[Action] | None:
+                    scenarios: Mapping[str, Scenario], with_disabled: bool) -> list[Action]:
     """Fixes from ``clperf.predictor.rewrites`` (pragma and manual unroll, the ``__local`` tile), titled with
-    their predicted speedup; None when that package is not installed (the caller falls back to
-    ``unroll_actions``). Rewrites that would not be equivalent come back disabled, with the reason."""
-    try:
-        from clperf.predictor import rewrites
-        from clperf.predictor.report import analyze_text
-    except ImportError:
-        return None
+    their predicted speedup. Rewrites that would not be equivalent come back disabled, with the reason."""
+    from clperf.predictor import rewrites
+    from clperf.predictor.report import analyze_text
+
     candidates = [p for p in problems if p.code in ("unroll-candidate", "local-cache-candidate") and p.data]
     if not candidates:
         return []

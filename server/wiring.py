@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from clperf.server import actions, benchmarking, convert, engine, fixes, hints, hover, lenses
+from clperf.server import actions, benchmarking, convert, engine, hints, hover, lenses
 from clperf.server.documents import Documents
 from clperf.server.guard import guarded
 from clperf.server.scheduler import Scheduler
@@ -46,7 +46,6 @@ class ClperfServer(LanguageServer):
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="clperf-analysis")
         self.bench_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clperf-benchmark")
         self.scheduler = Scheduler(self.pool, self.snapshot, self.run_job, self.deliver)
-        self.speedups: dict[tuple[str, str, str], str] = {}
         self.caps: types.ClientCapabilities | None = None
         self.pending_problems: list[str] = []
         self._parse_timers: dict[str, asyncio.TimerHandle] = {}
@@ -158,24 +157,6 @@ class ClperfServer(LanguageServer):
                 self.kernels(doc)
 
         self._parse_timers[uri] = asyncio.get_running_loop().call_later(delay_s, parse)
-
-    # --- code-action speedups (worker thread) --------------------------------------------------------
-    def speedup(self, uri: str, text: str, kernel: str, new_text: str) -> str:
-        key = (engine.source_hash(new_text), kernel, repr(self.settings) + (self.targets.override or ""))
-        if key not in self.speedups:
-            self.speedups[key] = self._speedup(uri, text, kernel, new_text)
-        return self.speedups[key]
-
-    def _speedup(self, uri: str, text: str, kernel: str, new_text: str) -> str:
-        try:
-            job = engine.Job(uri, None, to_fs_path(uri) or "", text, self.settings, None)
-            before = self.run_job(job).kernels.get(kernel)
-            after = self.run_job(replace(job, text=new_text)).kernels.get(kernel)
-        except ClperfError:
-            log.info("no speedup predicted for %s", kernel, exc_info=True)
-            return fixes.speedup_text(None, None)
-        return fixes.speedup_text(before.estimate.time_ms if before and before.estimate else None,
-                                  after.estimate.time_ms if after and after.estimate else None)
 
 
 def build_server() -> ClperfServer:
@@ -296,8 +277,6 @@ def _register_views(server: ClperfServer) -> None:
         def build() -> list[Action]:
             found = actions.rewrite_actions(problems, text, path, ls.settings.build_options, device,
                                             scenarios, with_disabled)
-            if found is None:
-                found = actions.unroll_actions(problems, text, lambda k, t: ls.speedup(uri, text, k, t))
             return found + actions.directive_actions(kernels, analysis, params.range.start.line + 1,
                                                      params.range.end.line + 1)
 

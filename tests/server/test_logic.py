@@ -13,7 +13,6 @@ from clperf.server import formatting as fmt
 from clperf.server.engine import Analysis, Job
 from clperf.server.scheduler import Scheduler
 from clperf.server.settings import Settings
-from clperf.server.views import Span
 
 from clperf.records import Scenario
 
@@ -25,14 +24,6 @@ KERNEL = """__kernel void k(__global float *a, int n)
 """
 
 
-def test_unroll_edit_keeps_indentation_and_line() -> None:
-    edit = fixes.unroll_edit(KERNEL.split("\n"), 3, 4)
-    assert edit.span == Span(3, 1, 3, 1) and edit.new_text == "\t#pragma unroll 4\n"
-    fixed = fixes.unrolled_text(KERNEL, 3, 4)
-    assert fixed.split("\n")[2:4] == ["\t#pragma unroll 4", "\tfor (int j = 0; j < 4; j++)"]
-    assert parse(fixed)[0].loops[0].unroll == 4  # the front end reads the pragma back
-
-
 def test_directive_flags_round_trip_through_the_scenario_parser() -> None:
     from clperf.scenario import parse_flags, resolve
 
@@ -42,12 +33,6 @@ def test_directive_flags_round_trip_through_the_scenario_parser() -> None:
     assert edit.new_text == "// clperf: --global 4096 --local 64 --arg a=4096 --arg n=7\n"
     again = resolve(parse_flags(edit.new_text.split(":", 1)[1]), kernel.params, kernel.dims_used)
     assert again.global_size == (4096,) and again.args == {"a": 4096, "n": 7} and again.defaulted == ()
-
-
-def test_speedup_text() -> None:
-    assert fixes.speedup_text(1.0, 0.5) == "predicted 2.00x faster"
-    assert fixes.speedup_text(1.0, 1.001) == "predicted: no change"
-    assert fixes.speedup_text(None, 0.5) == "speedup not predicted"
 
 
 def test_formatting() -> None:
