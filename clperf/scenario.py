@@ -156,29 +156,6 @@ def parse_flags(text: str) -> ScenarioSpec:
     return make_spec(g, loc, args, fills)
 
 
-def directive_above(lines: Sequence[str], kernel_line: int) -> tuple[ScenarioSpec, int | None]:
-    """The ``// clperf:`` directive in the comment block right above 0-based ``kernel_line``.
-
-    Several directive lines in one block are joined. Returns the spec and the 0-based line of the first
-    directive line (None when there is none).
-    """
-    texts: list[str] = []
-    first: int | None = None
-    i = kernel_line - 1
-    while i >= 0:
-        stripped = lines[i].strip()
-        m = DIRECTIVE.match(lines[i])
-        if m:
-            texts.insert(0, m.group(1))
-            first = i
-        elif not (stripped.startswith("//") or stripped.startswith("__attribute__")):
-            break
-        i -= 1
-    if not texts:
-        return ScenarioSpec(), None
-    return parse_flags(" ".join(texts)), first
-
-
 # --- expressions ------------------------------------------------------------------------------------------
 
 _BINOPS = {
