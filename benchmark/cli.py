@@ -67,6 +67,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
                    help="seconds one variant may run before it is stopped and recorded as a timeout")
     p.add_argument("--max-buffer-mb", type=float, default=16.0, metavar="MB",
                    help="drop variants with a buffer larger than this (16)")
+    p.add_argument("--lookahead", type=int, default=6, metavar="N",
+                   help="compile the next N kernels in the background while one is measured (6; 0: off)")
     add_build_options(p)
     add_json_flag(p)
     p.set_defaults(run=cmd_sweep)
@@ -268,14 +270,15 @@ def cmd_sweep(ns: argparse.Namespace) -> int:
     summary = run_sweep(kernels, device, ns.out, max_variants=ns.max_variants,
                         policy=Policy.named(ns.policy),
                         time_budget_s=ns.time_budget, variant_timeout_s=ns.variant_timeout,
-                        max_buffer_bytes=int(ns.max_buffer_mb * 2**20), on_event=on_event)
+                        max_buffer_bytes=int(ns.max_buffer_mb * 2**20), lookahead=max(0, ns.lookahead),
+                        on_event=on_event)
     progress.done()
     result = {
         "device": device.to_json(), "out": ns.out, "kernels": summary.kernels, "measured": summary.measured,
         "ok": summary.ok, "failed": summary.failed, "already_done": summary.resumed,
         "worker_restarts": summary.restarts, "seconds": round(summary.seconds, 2),
         "measurements_per_second": round(summary.rate, 2), "stopped_by_budget": summary.stopped_by_budget,
-        "skipped": skipped,
+        "worker_seconds": {k: round(v, 2) for k, v in summary.phases.items()}, "skipped": skipped,
     }
     if ns.json:
         print(json.dumps(result, indent=1))
@@ -285,6 +288,9 @@ def cmd_sweep(ns: argparse.Namespace) -> int:
               f"({summary.rate:.1f}/s); {summary.resumed} already in {ns.out}; "
               f"{summary.restarts} worker restarts"
               + ("; stopped by the time budget" if summary.stopped_by_budget else ""))
+        if summary.phases:
+            print("  worker time: " + ", ".join(f"{k} {v:.1f} s" for k, v in summary.phases.items())
+                  + " (build: waiting for the compiler; setup: buffers; run: launching and timing)")
         for s in skipped[:20]:
             print(f"  skipped {s}")
         if len(skipped) > 20:

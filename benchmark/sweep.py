@@ -15,8 +15,11 @@ product is then subsampled to ``max_variants`` with a random generator seeded by
 (the same variants every time) and ordered largest first, so buffers are generated and uploaded once.
 
 One persistent worker process builds each file once and runs all variants of its kernels, re-using
-buffers. A crash or a timeout is recorded for the variant that caused it; the worker is restarted and the
-kernel's remaining variants go on. Resuming: variants whose key is already in the output are skipped.
+buffers. While it measures one kernel it compiles the next ``lookahead`` ones on background threads
+(``prebuild``): in the first H200 sweeps about a second passed between two generated kernels, against
+0.2 s spent measuring one. A crash or a timeout is recorded for the variant that caused it; the worker is
+restarted and the kernel's remaining variants go on. Resuming: variants whose key is already in the
+output are skipped.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import itertools
 import math
 import random
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -80,6 +83,7 @@ class Summary:
     restarts: int = 0
     stopped_by_budget: bool = False
     seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)  # worker seconds: build (waited), setup, run
 
     @property
     def rate(self) -> float:
@@ -246,12 +250,14 @@ def run_sweep(
     build_timeout_s: float = 120.0,
     max_buffer_bytes: int = MAX_BUFFER_BYTES,
     seed: int = DEFAULT_SEED,
+    lookahead: int = 6,
     on_event: Event | None = None,
 ) -> Summary:
     """Measure every variant of every kernel not already in ``out``; append one record per variant.
 
     ``on_event(kind, info)`` is called with ``"kernel"`` (starting one), ``"result"`` (one variant
-    measured) and ``"skip"``. With ``time_budget_s`` no variant starts after the budget and the call
+    measured) and ``"skip"``. ``lookahead`` kernels after the current one are compiled in the background
+    (0: none). With ``time_budget_s`` no variant starts after the budget and the call
     returns, with everything flushed, within about a second of it.
     """
     policy = policy or Policy.sweep()
@@ -266,30 +272,35 @@ def run_sweep(
     flusher = _Flusher(out)
     src_writer = dataset.Writer(src_path)
     worker: Worker | None = None
+    prebuilt: set[tuple[str, str]] = set()  # sent to the current worker
+    queue = _prepared(kernels, device, max_variants, max_buffer_bytes, done, summary, emit)
+    window: list[tuple[SweepKernel, list[tuple[Variant, str]], int]] = []
     try:
-        for k in kernels:
+        while True:
+            while len(window) <= lookahead and (nxt := next(queue, None)) is not None:
+                window.append(nxt)
+            if not window:
+                break
+            k, todo, total = window.pop(0)
             if deadline is not None and time.monotonic() > deadline - 1.0:
                 summary.stopped_by_budget = True
                 break
-            try:
-                todo_all = variants(k, device, max_variants, max_buffer_bytes)
-            except ScenarioError as e:
-                summary.kernels_skipped.append(f"{k.ident}: {e}")
-                emit("skip", {"kernel": k.ident, "why": str(e)})
-                continue
-            shash = source_hash(k.source)
-            keyed = [(v, dataset.record_key(shash, k.name, k.options, v.scenario, device.key))
-                     for v in todo_all]
-            todo = [(v, key) for v, key in keyed if key not in done]
-            summary.resumed += len(keyed) - len(todo)
             summary.kernels += 1
-            emit("kernel", {"kernel": k.ident, "variants": len(todo), "total": len(keyed)})
+            summary.resumed += total - len(todo)
+            emit("kernel", {"kernel": k.ident, "variants": len(todo), "total": total})
             if not todo:
                 continue
+            shash = source_hash(k.source)
             if shash not in known_sources:
                 src_writer.write({"source_hash": shash, "file": k.file, "source": k.source})
                 src_writer.flush()
                 known_sources.add(shash)
+            if worker is None or not worker.alive:
+                worker, prebuilt = _restart(worker, device, summary), set()
+            for nk, ntodo, _ in window:
+                if ntodo and (nk.source, nk.options) not in prebuilt:
+                    worker.send({"op": "prebuild", "source": nk.source, "options": nk.options})
+                    prebuilt.add((nk.source, nk.options))
             worker, stopped = _run_kernel(k, todo, device, worker, policy, deadline, variant_timeout_s,
                                           build_timeout_s, seed, flusher, summary, emit)
             if stopped:
@@ -304,6 +315,31 @@ def run_sweep(
     return summary
 
 
+def _prepared(kernels: Sequence[SweepKernel], device: Device, max_variants: int, max_buffer_bytes: int,
+              done: set[str], summary: Summary, emit: Event
+              ) -> Iterator[tuple[SweepKernel, list[tuple[Variant, str]], int]]:
+    """Each sweepable kernel with its variants not yet in the output (and how many it has in all)."""
+    for k in kernels:
+        try:
+            todo_all = variants(k, device, max_variants, max_buffer_bytes)
+        except ScenarioError as e:
+            summary.kernels_skipped.append(f"{k.ident}: {e}")
+            emit("skip", {"kernel": k.ident, "why": str(e)})
+            continue
+        shash = source_hash(k.source)
+        keyed = [(v, dataset.record_key(shash, k.name, k.options, v.scenario, device.key)) for v in todo_all]
+        yield k, [(v, key) for v, key in keyed if key not in done], len(keyed)
+
+
+def _restart(worker: Worker | None, device: Device, summary: Summary) -> Worker:
+    if worker is not None:
+        worker.close()
+        summary.restarts += 1
+    fresh = Worker(device)
+    fresh.start()
+    return fresh
+
+
 def _run_kernel(k: SweepKernel, todo: list[tuple[Variant, str]], device: Device, worker: Worker | None,
                 policy: Policy, deadline: float | None, variant_timeout_s: float, build_timeout_s: float,
                 seed: int, flusher: _Flusher, summary: Summary, emit: Event) -> tuple[Worker | None, bool]:
@@ -312,11 +348,7 @@ def _run_kernel(k: SweepKernel, todo: list[tuple[Variant, str]], device: Device,
     deaths_before_build = 0
     while pending:
         if worker is None or not worker.alive:
-            if worker is not None:
-                worker.close()
-                summary.restarts += 1
-            worker = Worker(device)
-            worker.start()
+            worker = _restart(worker, device, summary)
         worker.send({
             "op": "measure", "source": k.source, "kernel": k.name, "options": k.options,
             "params": [p.__dict__ for p in k.params], "scenarios": [v.scenario.to_json() for v, _ in pending],
@@ -345,6 +377,8 @@ def _run_kernel(k: SweepKernel, todo: list[tuple[Variant, str]], device: Device,
                     built = True
                     continue
                 if reply["type"] == "done":
+                    for phase, secs in (reply.get("seconds") or {}).items():
+                        summary.phases[phase] = summary.phases.get(phase, 0.0) + float(secs)
                     return worker, bool(reply.get("stopped"))
                 if reply["type"] != "result":
                     continue

@@ -12,9 +12,14 @@ Requests:
   "seed", "check", "reference": [source, kernel] | null, "progress": bool, "deadline": epoch | null}``
   -> ``{"type": "built"}`` once the program is built, then for each scenario in order
   ``{"type": "result", "index": i, "status", "error", "times_ms", "checked"}``
-  (``progress`` messages in between when asked), then ``{"type": "done", "stopped": bool}``. A program is
+  (``progress`` messages in between when asked), then ``{"type": "done", "stopped": bool, "seconds":
+  {"build": s, "setup": s, "run": s}}`` (where the wall time went: waiting for the compiler, allocating
+  and uploading buffers, launching and timing). A program is
   built once and kept for later requests; buffers are allocated once per request at the largest size any
   scenario needs and re-filled only when a scenario's sizes or fills change.
+* ``{"op": "prebuild", "source", "options"}`` -> no reply: the program starts building on a background
+  thread, so a sweep can compile the next kernels while this one runs (a compiler takes up to a second
+  per program; measuring a kernel's variants often takes less). A later ``measure`` waits for it.
 * ``{"op": "peaks"}`` -> ``{"type": "peaks", "peak_bandwidth_gbs", "peak_gflops"}``
 * ``{"op": "exit"}``
 
@@ -31,6 +36,7 @@ import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -48,6 +54,8 @@ MAX_GUARD = 1 << 20
 _INVALID_LAUNCH = {"INVALID_WORK_GROUP_SIZE", "INVALID_WORK_ITEM_SIZE", "INVALID_GLOBAL_WORK_SIZE",
                    "INVALID_GLOBAL_OFFSET", "INVALID_KERNEL_ARGS", "INVALID_ARG_SIZE", "INVALID_ARG_VALUE",
                    "INVALID_WORK_DIMENSION"}
+PROGRAMS_KEPT = 32
+BUILD_THREADS = 4
 _NO_MEMORY = {"MEM_OBJECT_ALLOCATION_FAILURE", "OUT_OF_HOST_MEMORY", "INVALID_BUFFER_SIZE"}
 
 
@@ -93,26 +101,43 @@ class Runner:
         self.ctx = cl.Context([self.device])
         self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self.programs: OrderedDict[tuple[str, str], cl.Program] = OrderedDict()
+        self.building: dict[tuple[str, str], Future[cl.Program]] = {}
+        self._builder: ThreadPoolExecutor | None = None
         self.arrays = ArrayCache()
+        self.seconds = {"build": 0.0, "setup": 0.0, "run": 0.0}
         self.address_bits = int(self.device.address_bits)
 
     # -- building --------------------------------------------------------------------------------------
+
+    def _build(self, source: str, options: str) -> cl.Program:
+        prg = cl.Program(self.ctx, source)
+        try:
+            prg.build(options=options)
+        except cl.Error as e:
+            try:
+                log = prg.get_build_info(self.device, cl.program_build_info.LOG)
+            except cl.Error:
+                log = ""
+            raise KernelFault("build-error", _build_message(str(e), log)) from e
+        return prg
+
+    def prebuild(self, source: str, options: str) -> None:
+        """Start building a program on a background thread (pyopencl releases the GIL while it builds)."""
+        key = (source, options)
+        if key in self.programs or key in self.building:
+            return
+        if self._builder is None:
+            self._builder = ThreadPoolExecutor(BUILD_THREADS, thread_name_prefix="build")
+        self.building[key] = self._builder.submit(self._build, source, options)
 
     def program(self, source: str, options: str) -> cl.Program:
         key = (source, options)
         prg = self.programs.get(key)
         if prg is None:
-            prg = cl.Program(self.ctx, source)
-            try:
-                prg.build(options=options)
-            except cl.Error as e:
-                try:
-                    log = prg.get_build_info(self.device, cl.program_build_info.LOG)
-                except cl.Error:
-                    log = ""
-                raise KernelFault("build-error", _build_message(str(e), log)) from e
+            pending = self.building.pop(key, None)
+            prg = pending.result() if pending is not None else self._build(source, options)
             self.programs[key] = prg
-            while len(self.programs) > 8:
+            while len(self.programs) > PROGRAMS_KEPT:
                 self.programs.popitem(last=False)
         else:
             self.programs.move_to_end(key)
@@ -134,6 +159,8 @@ class Runner:
         policy = Policy.from_json(req["policy"])
         seed = int(req.get("seed", 0))
         deadline = req.get("deadline")
+        self.seconds = {"build": 0.0, "setup": 0.0, "run": 0.0}
+        t0 = time.perf_counter()
         try:
             kernel = self.kernel(req["source"], req["kernel"], req.get("options", ""))
             ref_kernel = None
@@ -141,11 +168,13 @@ class Runner:
                 ref_src, ref_name = req["reference"]
                 ref_kernel = self.kernel(ref_src, ref_name, req.get("options", ""))
         except KernelFault as f:
+            self.seconds["build"] = time.perf_counter() - t0
             for i in range(len(scenarios)):
                 send({"type": "result", "index": i, "status": f.status, "error": str(f), "times_ms": [],
                       "checked": False})
-            send({"type": "done", "stopped": False})
+            send({"type": "done", "stopped": False, "seconds": self.seconds})
             return True
+        self.seconds["build"] = time.perf_counter() - t0
         send({"type": "built"})
         plans: list[list[BufferPlan] | KernelFault] = []
         for sc in scenarios:
@@ -154,14 +183,16 @@ class Runner:
             except KernelFault as f:
                 plans.append(f)
         buffers = _Buffers(self)
+        t_alloc = time.perf_counter()
         try:
             buffers.allocate([p for p in plans if not isinstance(p, KernelFault)])
         except KernelFault as f:
             plans = [f] * len(plans)
+        self.seconds["setup"] += time.perf_counter() - t_alloc
         try:
             for i, (sc, plan) in enumerate(zip(scenarios, plans, strict=True)):
                 if deadline is not None and time.time() > deadline:
-                    send({"type": "done", "stopped": True})
+                    send({"type": "done", "stopped": True, "seconds": self.seconds})
                     return True
                 result: dict[str, Any] = {"type": "result", "index": i, "times_ms": [], "checked": False,
                                           "status": "ok", "error": None}
@@ -185,7 +216,7 @@ class Runner:
                 send(result)
         finally:
             buffers.release()
-        send({"type": "done", "stopped": False})
+        send({"type": "done", "stopped": False, "seconds": self.seconds})
         return True
 
     def _check_limits(self, kernel: cl.Kernel, params: list[Param], sc: Scenario) -> list[BufferPlan]:
@@ -258,7 +289,9 @@ class Runner:
     def _run(self, kernel: cl.Kernel, ref_kernel: cl.Kernel | None, params: list[Param], sc: Scenario,
              plan: list[BufferPlan], buffers: _Buffers, policy: Policy, seed: int, req: dict[str, Any],
              send: Callable[[dict[str, Any]], None]) -> tuple[list[float], bool, str | None]:
+        t_fill = time.perf_counter()
         buffers.fill(plan, seed)
+        self.seconds["setup"] += time.perf_counter() - t_fill
         self._set_args(kernel, params, sc, buffers)
         checked, check_error = False, None
         if req.get("check") or ref_kernel is not None:
@@ -288,6 +321,7 @@ class Runner:
                 break
         if policy.warmup == 0:
             buffers.check_guards(plan)
+        self.seconds["run"] += time.perf_counter() - start
         return times, checked, check_error
 
     def _check(self, kernel: cl.Kernel, ref_kernel: cl.Kernel | None, params: list[Param], sc: Scenario,
@@ -535,6 +569,9 @@ def main() -> None:
                 assert runner is not None, "open a device first"
                 if not runner.measure(req, send):
                     break
+            elif op == "prebuild":
+                assert runner is not None, "open a device first"
+                runner.prebuild(req["source"], req.get("options", ""))
             elif op == "peaks":
                 assert runner is not None, "open a device first"
                 send(runner.peaks())
