@@ -17,9 +17,10 @@ Requests:
   and uploading buffers, launching and timing). A program is
   built once and kept for later requests; buffers are allocated once per request at the largest size any
   scenario needs and re-filled only when a scenario's sizes or fills change.
-* ``{"op": "prebuild", "source", "options"}`` -> no reply: the program starts building on a background
-  thread, so a sweep can compile the next kernels while this one runs (a compiler takes up to a second
-  per program; measuring a kernel's variants often takes less). A later ``measure`` waits for it.
+* ``{"op": "prebuild", "source", "options"}`` -> no reply: the program starts compiling in a pool of
+  builder processes (each with its own context: NVIDIA's compiler does not run two builds of one process
+  at once), so a sweep compiles the next kernels while this one runs. A later ``measure`` waits for it and
+  loads the compiled binary; when that fails it builds from source here.
 * ``{"op": "peaks"}`` -> ``{"type": "peaks", "peak_bandwidth_gbs", "peak_gflops"}``
 * ``{"op": "exit"}``
 
@@ -31,12 +32,13 @@ from __future__ import annotations
 
 import json
 import math
+import multiprocessing
 import os
 import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -55,17 +57,20 @@ _INVALID_LAUNCH = {"INVALID_WORK_GROUP_SIZE", "INVALID_WORK_ITEM_SIZE", "INVALID
                    "INVALID_GLOBAL_OFFSET", "INVALID_KERNEL_ARGS", "INVALID_ARG_SIZE", "INVALID_ARG_VALUE",
                    "INVALID_WORK_DIMENSION"}
 PROGRAMS_KEPT = 32
-BUILD_THREADS = 4
+BUILDERS = max(1, min(6, (os.cpu_count() or 2) - 2))  # processes compiling ahead of the measurements
 _NO_MEMORY = {"MEM_OBJECT_ALLOCATION_FAILURE", "OUT_OF_HOST_MEMORY", "INVALID_BUFFER_SIZE"}
 
 
 class KernelFault(Exception):
-    """A kernel or launch failed; ``status`` is the Measurement status it becomes."""
+    """A kernel or launch failed; ``status`` is the Measurement status it becomes. ``group_too_big``:
+    the launch was refused for this work-group size only (registers or local memory), so larger groups
+    of the same kernel need not be tried."""
 
-    def __init__(self, status: str, message: str, fatal: bool = False) -> None:
+    def __init__(self, status: str, message: str, fatal: bool = False, group_too_big: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.fatal = fatal
+        self.group_too_big = group_too_big
 
 
 def _code_name(e: cl.Error) -> str:
@@ -89,7 +94,7 @@ def classify(e: cl.Error, stage: str) -> KernelFault:
     if stage == "enqueue" and name == "OUT_OF_RESOURCES":
         return KernelFault("invalid-scenario", "the device cannot launch this kernel with this work-group "
                            "size (OUT_OF_RESOURCES: too many registers or too much local memory per group)",
-                           True)
+                           group_too_big=True)
     return KernelFault("crash", f"the kernel failed while running ({name}): {msg}", True)
 
 
@@ -101,8 +106,9 @@ class Runner:
         self.ctx = cl.Context([self.device])
         self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self.programs: OrderedDict[tuple[str, str], cl.Program] = OrderedDict()
-        self.building: dict[tuple[str, str], Future[cl.Program]] = {}
-        self._builder: ThreadPoolExecutor | None = None
+        self.building: dict[tuple[str, str], Future[tuple[bytes | None, str]]] = {}
+        self._builders: ProcessPoolExecutor | None = None
+        self._device_json = device_json
         self.arrays = ArrayCache()
         self.seconds = {"build": 0.0, "setup": 0.0, "run": 0.0}
         self.address_bits = int(self.device.address_bits)
@@ -122,26 +128,47 @@ class Runner:
         return prg
 
     def prebuild(self, source: str, options: str) -> None:
-        """Start building a program on a background thread (pyopencl releases the GIL while it builds)."""
+        """Start compiling a program in a builder process; :meth:`program` picks the binary up."""
         key = (source, options)
         if key in self.programs or key in self.building:
             return
-        if self._builder is None:
-            self._builder = ThreadPoolExecutor(BUILD_THREADS, thread_name_prefix="build")
-        self.building[key] = self._builder.submit(self._build, source, options)
+        if self._builders is None:
+            self._builders = ProcessPoolExecutor(BUILDERS, multiprocessing.get_context("spawn"),
+                                                 initializer=_builder_open, initargs=(self._device_json,))
+        self.building[key] = self._builders.submit(_builder_compile, source, options)
+
+    def _from_pending(self, pending: Future[tuple[bytes | None, str]], source: str,
+                      options: str) -> cl.Program:
+        try:
+            binary, error = pending.result()
+        except Exception:  # noqa: BLE001 - a builder died; build here, where faults are attributed
+            return self._build(source, options)
+        if binary is None:
+            raise KernelFault("build-error", error)
+        try:
+            prg = cl.Program(self.ctx, [self.device], [binary])
+            prg.build(options=options)
+            return prg
+        except cl.Error:
+            return self._build(source, options)
 
     def program(self, source: str, options: str) -> cl.Program:
         key = (source, options)
         prg = self.programs.get(key)
         if prg is None:
             pending = self.building.pop(key, None)
-            prg = pending.result() if pending is not None else self._build(source, options)
+            prg = self._from_pending(pending, source, options) if pending is not None \
+                else self._build(source, options)
             self.programs[key] = prg
             while len(self.programs) > PROGRAMS_KEPT:
                 self.programs.popitem(last=False)
         else:
             self.programs.move_to_end(key)
         return prg
+
+    def close(self) -> None:
+        if self._builders is not None:
+            self._builders.shutdown(wait=False, cancel_futures=True)
 
     def kernel(self, source: str, name: str, options: str) -> cl.Kernel:
         prg = self.program(source, options)
@@ -189,6 +216,7 @@ class Runner:
         except KernelFault as f:
             plans = [f] * len(plans)
         self.seconds["setup"] += time.perf_counter() - t_alloc
+        refused: int | None = None  # smallest work-group the device refused for this kernel
         try:
             for i, (sc, plan) in enumerate(zip(scenarios, plans, strict=True)):
                 if deadline is not None and time.time() > deadline:
@@ -196,14 +224,22 @@ class Runner:
                     return True
                 result: dict[str, Any] = {"type": "result", "index": i, "times_ms": [], "checked": False,
                                           "status": "ok", "error": None}
+                group = math.prod(sc.local_size) if sc.local_size is not None else None
                 try:
                     if isinstance(plan, KernelFault):
                         raise plan
+                    if refused is not None and group is not None and group >= refused:
+                        raise KernelFault("invalid-scenario", f"not run: the device refused a work-group of "
+                                          f"{refused} for this kernel (OUT_OF_RESOURCES)")
                     times, checked, check_error = self._run(kernel, ref_kernel, params, sc, plan, buffers,
                                                             policy, seed, req, send)
                     result.update(times_ms=times, checked=checked, error=check_error)
                 except KernelFault as f:
                     result.update(status=f.status, error=str(f))
+                    if f.group_too_big and group is not None:
+                        refused = group if refused is None else min(refused, group)
+                        if not self._healthy():
+                            f.fatal = True
                     if f.fatal:
                         result["fatal"] = True
                         send(result)
@@ -218,6 +254,17 @@ class Runner:
             buffers.release()
         send({"type": "done", "stopped": False, "seconds": self.seconds})
         return True
+
+    def _healthy(self) -> bool:
+        """Whether the context still works after a refused launch (a small fill and a wait)."""
+        try:
+            buf = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, 64)
+            cl.enqueue_fill_buffer(self.queue, buf, np.uint8(0), 0, 64)  # type: ignore[arg-type]
+            self.queue.finish()
+            buf.release()
+            return True
+        except cl.Error:
+            return False
 
     def _check_limits(self, kernel: cl.Kernel, params: list[Param], sc: Scenario) -> list[BufferPlan]:
         dev = self.device
@@ -534,6 +581,32 @@ def _mb(n: int) -> str:
     return f"{n / (1 << 20):.1f} MiB"
 
 
+_BUILDER: tuple[cl.Context, cl.Device] | None = None
+
+
+def _builder_open(device_json: dict[str, Any]) -> None:
+    global _BUILDER
+    dev = _find_device(device_json)
+    _BUILDER = (cl.Context([dev]), dev)
+
+
+def _builder_compile(source: str, options: str) -> tuple[bytes | None, str]:
+    """In a builder process: (the device binary, "") or (None, the build error and log)."""
+    assert _BUILDER is not None
+    ctx, dev = _BUILDER
+    prg = cl.Program(ctx, source)
+    try:
+        prg.build(options=options)
+    except cl.Error as e:
+        try:
+            log = prg.get_build_info(dev, cl.program_build_info.LOG)
+        except cl.Error:
+            log = ""
+        return None, _build_message(str(e), log)
+    binaries: list[bytes] = prg.get_info(cl.program_info.BINARIES)  # type: ignore[assignment]
+    return bytes(binaries[0]), ""
+
+
 def _find_device(d: dict[str, Any]) -> cl.Device:
     for platform in cl.get_platforms():
         if platform.name.strip() != d["platform"]:
@@ -582,6 +655,8 @@ def main() -> None:
         except cl.Error as e:
             send({"type": "error", "status": "crash", "error": f"OpenCL error: {e}"})
             break
+    if runner is not None:
+        runner.close()
     out.close()
 
 

@@ -90,3 +90,22 @@ def test_time_budget_stops_cleanly(device, tmp_path):
     took = time.monotonic() - start
     assert s.stopped_by_budget and 0 < s.measured < 25 and took < 4.0
     assert len(list(dataset.read(out))) == s.measured
+
+
+def test_kernels_compiled_ahead_give_the_same_records(device, tmp_path):
+    """With lookahead the next files compile in builder processes; a build error still lands on its kernel."""
+    spec = "// clperf: --global n --arg n=1024 --arg out=n\n// clperf-sweep: n=1024..2048\n"
+    bodies = {"scale": "out[get_global_id(0)] *= 2.0f;", "shift": "out[get_global_id(0)] += 1.0f;",
+              "broken": "out[get_global_id(0)] = no_such_name;"}
+    ks = []
+    for name, body in bodies.items():
+        f = tmp_path / f"{name}.cl"
+        f.write_text(spec + f"__kernel void {name}(__global float* out, int n) {{ {body} }}\n")
+        ks += kernels_in_file(f)[0]
+    ahead = run_sweep(ks, device, tmp_path / "a.jsonl", max_variants=2, policy=Policy.quick(), lookahead=2)
+    plain = run_sweep(ks, device, tmp_path / "p.jsonl", max_variants=2, policy=Policy.quick(), lookahead=0)
+    status = {r["kernel"]: r["status"] for r in dataset.read(tmp_path / "a.jsonl")}
+    assert status == {"scale": "ok", "shift": "ok", "broken": "build-error"}
+    assert status == {r["kernel"]: r["status"] for r in dataset.read(tmp_path / "p.jsonl")}
+    assert ahead.measured == plain.measured == 6 and ahead.restarts == 0
+    assert set(ahead.phases) == {"build", "setup", "run"} and ahead.phases["run"] > 0
