@@ -16,6 +16,9 @@ clang (the H200 box) split the two:
     python bench/rewrite_speedups.py --device h200 --measure-only
     # both at once, on the local PoCL device
     .venv/bin/python bench/rewrite_speedups.py --device pocl
+    # new predictions (a new model) against the measurements already in reports/, where the rewritten
+    # source and the scenario are unchanged (checked against the old predictions file)
+    .venv/bin/python bench/rewrite_speedups.py --device h200 --reuse-measurements
 
 Sizes: ``--size small`` (2^20 work-items / 1024x1024, for CPUs) or ``large`` (2^24 / 4096x4096, GPUs).
 """
@@ -154,6 +157,28 @@ def measure(pred: dict[str, Any], device_text: str, policy_name: str) -> dict[st
     return pred
 
 
+MEASURED_FIELDS = ("original_ms", "rewritten_ms", "original_cv", "rewritten_cv", "matches", "error",
+                   "measured")
+
+
+def reuse(pred: dict[str, Any], old_pred: dict[str, Any], old_report: dict[str, Any]) -> dict[str, Any]:
+    """Copy the measurements of ``old_report`` onto the cases of ``pred`` that are the same rewrite
+    (identical original and rewritten source and scenario, per ``old_pred``); the others stay unmeasured."""
+    same = {c["id"]: (c["original"], c["rewritten"], json.dumps(c["scenario"], sort_keys=True))
+            for c in old_pred["cases"]}
+    measured = {c["id"]: c for c in old_report["cases"]}
+    reused = 0
+    for c in pred["cases"]:
+        key = (c["original"], c["rewritten"], json.dumps(c["scenario"], sort_keys=True))
+        if same.get(c["id"]) == key and c["id"] in measured:
+            c.update({f: measured[c["id"]].get(f) for f in MEASURED_FIELDS})
+            reused += 1
+    print(f"reused {reused} of {len(pred['cases'])} measurements", file=sys.stderr)
+    pred["measured_on"], pred["driver"] = old_report.get("measured_on"), old_report.get("driver")
+    pred["measured_at"] = old_report.get("measured_at", "an earlier run (see git history)")
+    return pred
+
+
 # ---- report ----------------------------------------------------------------------------------------------
 
 
@@ -214,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--predict-only", action="store_true", help="write the predictions JSON and stop")
     mode.add_argument("--measure-only", action="store_true", help="measure the predictions JSON (no clang)")
+    mode.add_argument("--reuse-measurements", action="store_true",
+                      help="predict again and take the measurements from the committed report (no device)")
     ap.add_argument("--predictions", type=Path, help="predictions JSON (default reports/rewrite_predictions_"
                                                      "<device>.json)")
     ap.add_argument("--policy", default="interactive", help="timing policy: interactive | sweep | quick")
@@ -225,13 +252,21 @@ def main(argv: list[str] | None = None) -> int:
     ns.out.mkdir(parents=True, exist_ok=True)
     if ns.measure_only:
         pred = json.loads(pred_path.read_text())
+    elif ns.reuse_measurements:
+        old_pred = json.loads(pred_path.read_text())
+        old_report = json.loads((ns.out / f"rewrite_speedups_{name}.json").read_text())
+        pred = predict(ns.device, size)
+        pred_path.write_text(json.dumps(pred, indent=1))
     else:
         pred = predict(ns.device, size)
         pred_path.write_text(json.dumps(pred, indent=1))
         print(f"wrote {pred_path}", file=sys.stderr)
         if ns.predict_only:
             return 0
-    result = measure(pred, ns.device, ns.policy)
+    if ns.reuse_measurements:
+        result = reuse(pred, old_pred, old_report)
+    else:
+        result = measure(pred, ns.device, ns.policy)
     s = summarize(result)
     result["summary"] = s
     command = "python bench/rewrite_speedups.py " + " ".join(argv if argv is not None else sys.argv[1:])

@@ -7,7 +7,9 @@
 #
 # Run it again to resume: variants already in data/NAME are skipped. Environment: CLPERF (the command,
 # default .venv/bin/clperf), GEN_COUNT (generated kernels, 2000), VARIANTS (per kernel, 45),
-# DEST (where the parts are written, default data/NAME), PART_LINES (records per part, 30000).
+# DEST (where the parts are written, default data/NAME), PART_LINES (records per part, 30000),
+# MAX_BUFFER_MB (largest buffer of a variant, 16; the CPU datasets use 1 so that a sweep of 20,000
+# variants fits in half an hour of two cores).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -25,7 +27,7 @@ if compgen -G "$data/part-*.jsonl.gz" >/dev/null; then cat "$data"/part-*.jsonl.
 if [[ -f $data/sources.jsonl.gz ]]; then cp "$data/sources.jsonl.gz" "$work/d.sources.jsonl.gz"; fi
 "$py" -c "from clperf.benchmark.corpus import write_generated; write_generated('$work/gen', ${GEN_COUNT:-2000}, 0)"
 $clperf sweep benchmark/corpus/families "$work/gen" --device "$device" --out "$work/d.jsonl.gz" \
-  --time-budget "$budget" --max-variants "${VARIANTS:-45}" || echo "collect: sweep ended with status $?" >&2
+  --time-budget "$budget" --max-variants "${VARIANTS:-45}" --max-buffer-mb "${MAX_BUFFER_MB:-16}" || echo "collect: sweep ended with status $?" >&2
 "$py" - "$work/d.jsonl.gz" "$dest" "${PART_LINES:-30000}" <<'PY'
 import gzip, shutil, sys
 from pathlib import Path

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clperf.predictor import frontend
-from clperf.server.documents import Measured
+from clperf.server.documents import Measured, kernel_text
 from clperf.server.engine import scenario_for
 from clperf.server.settings import Settings
 
@@ -90,6 +90,7 @@ def run(text: str, path: str, kernels: Sequence[frontend.Kernel], device: Device
     device = _with_peaks(device, on_progress)
     policy = Policy.named(policy_name)
     outcomes: list[Outcome] = []
+    lines = text.split("\n")
     for i, k in enumerate(kernels):
         if cancel.is_set():
             break
@@ -102,7 +103,7 @@ def run(text: str, path: str, kernels: Sequence[frontend.Kernel], device: Device
                       policy=policy, timeout_s=timeout_s, on_progress=progress, cancel=cancel)
         est = _estimate_on(text, path, k.name, settings, device, scenario) if m.status == "ok" else None
         _store(m)
-        outcomes.append(Outcome(k.name, Measured(m, est)))
+        outcomes.append(Outcome(k.name, Measured(m, est, kernel_text(lines, k))))
     return outcomes
 
 

@@ -18,10 +18,22 @@ MAX_PARSED_CHARS = 300_000  # the cheap parse takes ~0.1 s per 100 k characters;
 
 @dataclass(frozen=True)
 class Measured:
-    """A benchmark run from this session, next to the estimate for the device it ran on."""
+    """A benchmark run from this session, next to the estimate for the device it ran on, and the kernel's
+    text as it was run (so that views can say when the kernel has been edited since)."""
 
     measurement: Measurement
     estimate: Estimate | None
+    kernel_text: str = ""
+
+    def stale(self, lines: list[str] | tuple[str, ...], kernel: frontend.Kernel) -> bool:
+        """Whether ``kernel`` in the current ``lines`` differs from the text that was measured."""
+        return bool(self.kernel_text) and kernel_text(lines, kernel) != self.kernel_text
+
+
+def kernel_text(lines: list[str] | tuple[str, ...], kernel: frontend.Kernel) -> str:
+    """The kernel's directive, declaration and body as they are in ``lines``."""
+    first = kernel.directive_line or kernel.header_line
+    return "\n".join(line.rstrip("\r\n") for line in lines[first - 1: kernel.end_line])
 
 
 @dataclass

@@ -34,7 +34,7 @@ def _scenario_rows(result: KernelResult) -> list[tuple[str, str]]:
     return rows
 
 
-def kernel_markdown(result: KernelResult, device: Any, measured: Measured | None) -> str:
+def kernel_markdown(result: KernelResult, device: Any, measured: Measured | None, stale: bool = False) -> str:
     est = result.estimate
     lines = [f"**{result.name}** on {device.name if device else 'no device'}", ""]
     rows: list[tuple[str, str]] = []
@@ -55,7 +55,8 @@ def kernel_markdown(result: KernelResult, device: Any, measured: Measured | None
         rows.append(("model", f"{est.model_name} {est.model_version}{calibrated}"
                               + (" (cached)" if est.cached else "")))
     rows += _scenario_rows(result)
-    rows.append(("last measured", _measured_text(measured, result.last_measured)))
+    rows.append(("last measured", _measured_text(measured, result.last_measured)
+                 + (" (before your last edit of this kernel)" if stale else "")))
     lines += ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows]
     return "\n".join(lines)
 
@@ -80,7 +81,9 @@ def hover_at(kernels: Sequence[Kernel], analysis: Analysis | None, measured: Map
         span = Span.at(k.line, k.column, len(k.name))
         result = analysis.kernels.get(k.name)
         if result is not None and span.contains(line, column):
-            return HoverText(kernel_markdown(result, analysis.device, measured.get(k.name)), span)
+            m = measured.get(k.name)
+            stale = m is not None and m.stale(list(lines), k)
+            return HoverText(kernel_markdown(result, analysis.device, m, stale), span)
     for k in kernels:
         result = analysis.kernels.get(k.name)
         if result is None or result.report is None or not k.header_line <= line <= k.end_line:

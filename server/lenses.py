@@ -31,17 +31,18 @@ def estimate_title(result: KernelResult, device_name: str) -> str:
     return title
 
 
-def measured_title(m: Measured) -> str:
+def measured_title(m: Measured, stale: bool = False) -> str:
     meas = m.measurement
+    before = " before your last edit" if stale else ""
     if meas.status != "ok" or meas.median_ms is None:
         reason = meas.error.splitlines()[0][:80] if meas.error else "no time"
-        return f"benchmark {meas.status}: {reason}"
-    est = f" (est. {fmt.ms(m.estimate.time_ms)})" if m.estimate is not None else ""
-    return f"measured {fmt.ms(meas.median_ms)}{est} on {meas.device.name}"
+        return f"benchmark {meas.status}{before}: {reason}"
+    est = f" (est. {fmt.ms(m.estimate.time_ms)})" if m.estimate is not None and not stale else ""
+    return f"measured {fmt.ms(meas.median_ms)}{est} on {meas.device.name}{before}"
 
 
 def kernel_lenses(uri: str, kernels: Sequence[Kernel], analysis: Analysis | None,
-                  measured: Mapping[str, Measured]) -> list[Lens]:
+                  measured: Mapping[str, Measured], lines: Sequence[str] = ()) -> list[Lens]:
     lenses: list[Lens] = []
     for k in kernels:
         result = analysis.kernels.get(k.name) if analysis is not None else None
@@ -51,6 +52,7 @@ def kernel_lenses(uri: str, kernels: Sequence[Kernel], analysis: Analysis | None
         elif analysis is None:
             lenses.append(Lens(k.header_line, "clperf: estimating…"))
         if k.name in measured:
-            lenses.append(Lens(k.header_line, measured_title(measured[k.name])))
+            m = measured[k.name]
+            lenses.append(Lens(k.header_line, measured_title(m, bool(lines) and m.stale(list(lines), k))))
         lenses.append(Lens(k.header_line, "Benchmark", BENCHMARK_COMMAND, ({"uri": uri, "kernel": k.name},)))
     return lenses

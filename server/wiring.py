@@ -235,7 +235,7 @@ def _register_views(server: ClperfServer) -> None:
             return []
         st = ls.docs.state(doc.uri)
         return [convert.code_lens(x) for x in lenses.kernel_lenses(doc.uri, ls.kernels(doc), st.analysis,
-                                                                  st.measured)]
+                                                                  st.measured, doc.lines)]
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
     @guarded("inlayHint", [])

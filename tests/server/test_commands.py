@@ -64,6 +64,18 @@ async def test_benchmark_kernel_updates_lens_and_store(client: LanguageClient, l
     assert f"median of {run['repetitions']} runs on {run['device']}" in hover.contents.value
     stored = [json.loads(line) for line in (lsp.home / "measurements.jsonl").read_text().splitlines()]
     assert any(m["kernel"] == "fir8" and m["median_ms"] == run["median_ms"] for m in stored)
+    # an edit elsewhere leaves the measurement current; an edit of fir8 marks it as older than the text
+    lsp.replace_all(client, uri, text.replace("}", "}\n", 1) + "\n// a comment\n", 2, save=False)
+    assert not await _stale_lens(client, lsp, uri)
+    lsp.replace_all(client, uri, text.replace("acc += x[i + k]", "acc -= x[i + k]"), 3, save=False)
+    assert await _stale_lens(client, lsp, uri)
+
+
+async def _stale_lens(client: LanguageClient, lsp, uri: str) -> bool:
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=lsp.doc_id(uri)))
+    measured = [lens.command.title for lens in lenses if lens.command and "measured" in lens.command.title]
+    assert len(measured) == 1, measured
+    return "before your last edit" in measured[0]
 
 
 @pytest.mark.e2e
