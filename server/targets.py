@@ -31,6 +31,7 @@ class Choice:
     type: str
     source: str  # "profile" | "discovered"
     platform: str
+    current: bool = False  # the device estimates are for now
 
 
 class Targets:
@@ -111,7 +112,17 @@ class Targets:
             raise DeviceError("no OpenCL device on this machine to benchmark on")
         return local[0]
 
-    def choices(self) -> list[Choice]:
-        out = [Choice(d.name, d.name, d.type, "discovered", d.platform) for d in self.discovered()]
-        out += [Choice(f"{d.name} (profile)", d.name, d.type, "profile", d.platform) for d in self.profiles()]
+    def choices(self, setting: str = "") -> list[Choice]:
+        """Every device a client may offer, the current target marked (so a client can show it)."""
+        try:
+            now: Device | None = self.target(setting)
+        except DeviceError:
+            now = None
+
+        def is_now(d: Device) -> bool:
+            return now is not None and (d.name, d.platform, d.source) == (now.name, now.platform, now.source)
+
+        out = [Choice(d.name, d.name, d.type, "discovered", d.platform, is_now(d)) for d in self.discovered()]
+        out += [Choice(f"{d.name} (profile)", d.name, d.type, "profile", d.platform, is_now(d))
+                for d in self.profiles()]
         return out

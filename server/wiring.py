@@ -290,7 +290,7 @@ def _register_commands(server: ClperfServer) -> None:
     async def select_device(ls: ClperfServer, *args: Any) -> Any:
         loop = asyncio.get_running_loop()
         if not args or not isinstance(args[0], str) or not args[0].strip():
-            choices = await loop.run_in_executor(ls.bench_pool, ls.targets.choices)
+            choices = await loop.run_in_executor(ls.bench_pool, ls.targets.choices, ls.settings.device)
             return [c.__dict__ for c in choices]
         text = args[0].strip()
         previous, ls.targets.override = ls.targets.override, text

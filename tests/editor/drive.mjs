@@ -118,9 +118,10 @@ async function main() {
       const text = clperfLog(cfg.userDataDir);
       return /server started:/.test(text) ? text : undefined;
     });
-    const status = await until("the clperf status bar item", 20_000, async () => {
+    // the extension asks the server for its target: the shipped H200 profile, not "default device"
+    const status = await until("the status bar to name the server's target device", 30_000, async () => {
       const t = await page.locator(".statusbar-item").filter({ hasText: "clperf:" }).first().textContent();
-      return t?.trim();
+      return t && /H200/.test(t) ? t.trim() : undefined;
     });
     const line = log.split("\n").find((l) => l.includes("server started:"));
     return { detail: `${line?.trim()} | status bar: ${status}`, screenshot: await shot(page, "01-activated.png") };

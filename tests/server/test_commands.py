@@ -22,6 +22,9 @@ async def test_select_device_lists_profiles_and_local_devices(client: LanguageCl
     sources = {c["source"] for c in choices}
     assert "profile" in sources and "discovered" in sources, choices
     assert any("H200" in c["label"] for c in choices)
+    # exactly one is the current target: by default the shipped H200 profile (what the status bar shows)
+    current = [c for c in choices if c["current"]]
+    assert len(current) == 1 and "H200" in current[0]["label"] and current[0]["source"] == "profile", choices
 
 
 @pytest.mark.e2e

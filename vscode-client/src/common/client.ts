@@ -17,6 +17,7 @@ import { showProgressAsNotifications } from "./progress";
 import { findInterpreter, installAdvice, serverCwd, whyNotUsable } from "./python";
 import { readSettings, SECTION } from "./settings";
 import type { StatusBar } from "./statusBar";
+import type { DeviceChoice } from "./commands";
 
 export class ServerManager implements vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -111,10 +112,22 @@ export class ServerManager implements vscode.Disposable {
       this.progress = showProgressAsNotifications(client, this.log);
       const info = client.initializeResult?.serverInfo;
       this.log.info(`server started: ${python.path} -m clperf.server --stdio (${info?.name ?? "?"} ${info?.version ?? ""})`);
+      void this.showTarget();
     } catch (e) {
       this.log.error(`the clperf server failed to start: ${String(e)}`);
       this.status.setState("failed", String(e));
       void this.offerFix(`The clperf server failed to start: ${String(e)}`);
+    }
+  }
+
+  /** Asks the server which device estimates are for, so the status bar names it (not "default device"). */
+  private async showTarget(): Promise<void> {
+    try {
+      const choices = await this.execute<DeviceChoice[] | null>("clperf.selectDevice", []);
+      const current = choices?.find((c) => c.current);
+      if (current !== undefined) this.status.setDevice(current.label);
+    } catch (e) {
+      this.log.warn(`cannot ask the server for its target device: ${String(e)}`);
     }
   }
 

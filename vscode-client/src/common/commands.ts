@@ -10,12 +10,13 @@ import type { Log } from "./logging";
 import type { StatusBar } from "./statusBar";
 
 /** One of `clperf.selectDevice`'s choices; `text` is what selects it. */
-interface DeviceChoice {
+export interface DeviceChoice {
   label: string;
   text: string;
   type?: string;
   source?: string;
   platform?: string;
+  current?: boolean;
 }
 
 interface Selected {
