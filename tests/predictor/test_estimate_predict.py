@@ -100,3 +100,31 @@ def test_the_roofline_path_never_imports_torch(tmp_path: Path) -> None:
     env = {**os.environ, "CLPERF_MODEL_DIR": str(tmp_path / "none"), "CLPERF_HOME": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.split() == ["roofline", "False"]
+
+
+def test_the_learned_model_answers_an_edit_elsewhere_without_running_again() -> None:
+    """Its input is the feature row and the kernel's text: a comment added above it changes neither."""
+    pytest.importorskip("torch")
+    from clperf.predictor.estimate import learned_meta, learned_model, roofline_estimate
+
+    h200 = profiles.select_device("h200", discover=False)
+    if learned_meta() is None:
+        pytest.skip("no shipped model")
+    model = learned_model()
+    calls = []
+    run = model.predict_rows
+    model.predict_rows = lambda *a: calls.append(1) or run(*a)
+    try:
+        text = (DATA / "copies.cl").read_text()
+        answers = []
+        for t in (text, "// an edit elsewhere\n" + text, text.replace("src[i]", "src[i] * 2.0f")):
+            k = analyze_text(t, DATA / "copies.cl").kernel("copy")
+            sc = resolve(parse_flags("--global n --local 256 --arg n=1048576 --arg dst=n --arg src=n"),
+                         list(k.params), 1)
+            base, traffic = roofline_estimate(k, sc, h200)
+            answers.append(model.predict_one(k, sc, h200, t, base, traffic)["time_ms"])
+            answers.append(len(calls))
+    finally:
+        del model.predict_rows
+    assert answers[0] == answers[2] and answers[1] == answers[3] == 1  # the comment: no new network run
+    assert answers[5] == 2  # the kernel's own text changed: the network runs again
