@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 from clperf.predictor import features
-from clperf.predictor.train import Examples, Split, build, encode_kernels, fit, predict_examples
+from clperf.predictor.train import HAND_WEIGHT, Examples, Split, build, encode_kernels, fit, predict_examples
 
 from clperf.errors import InputError
 
@@ -119,7 +119,12 @@ def _gbm(ex: Examples, train: np.ndarray, seed: int) -> Any:
                                         l2_regularization=1.0, random_state=seed)
     from clperf.predictor.network import TARGET_CLIP
 
-    gbm.fit(ex.X[train], np.clip(ex.y[train], *TARGET_CLIP))  # the targets the network sees
+    # weighted as the network draws its batches: each kernel the same in all, hand-written ones HAND_WEIGHT
+    kernels, counts = np.unique(ex.kernel[train], return_counts=True)
+    per_kernel = dict(zip(kernels.tolist(), counts.tolist(), strict=True))
+    weight = np.asarray([(1.0 if ex.kernel_generated[k] else HAND_WEIGHT) / per_kernel[k]
+                         for k in ex.kernel[train].tolist()])
+    gbm.fit(ex.X[train], np.clip(ex.y[train], *TARGET_CLIP), sample_weight=weight)  # the network's targets
     return gbm
 
 
