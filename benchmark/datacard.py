@@ -22,6 +22,8 @@ from typing import Any
 from clperf.benchmark import dataset
 from clperf.benchmark.corpus import family_of
 
+from clperf.records import Device
+
 
 def dataset_files(path: Path) -> list[Path]:
     """A dataset file, or the parts of a dataset folder (sources side files excluded)."""
@@ -41,6 +43,7 @@ def records(paths: Iterable[Path]) -> Iterator[dict[str, Any]]:
 class DeviceStats:
     name: str
     driver: str = ""
+    platform: str = ""
     total: int = 0
     invalid: int = 0
     status: Counter[str] = field(default_factory=Counter)
@@ -68,6 +71,7 @@ def collect(paths: Sequence[Path]) -> dict[str, DeviceStats]:
             s.invalid += 1
             continue
         s.driver = str(dev.get("driver", ""))
+        s.platform = str(dev.get("platform", ""))
         s.status[rec["status"]] += 1
         if rec["status"] != "ok":
             continue
@@ -161,7 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for req in ns.require:
         dev, _, counts = req.partition("=")
         want_m, _, want_k = counts.partition(":")
-        found = [s for s in stats.values() if dev.lower() in s.name.lower()]
+        # the name as --device takes it: "pocl" finds PoCL's device, "intel" Intel's CPU runtime
+        found = [s for s in stats.values()
+                 if Device(s.name, s.platform, "cpu", 0, 0, 0, 0, s.driver).matches(dev)]
         m = sum(s.ok for s in found)
         k = sum(len(s.kernels) for s in found)
         ok = m >= int(want_m) and k >= int(want_k or 0)

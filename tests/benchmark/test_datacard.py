@@ -32,7 +32,7 @@ def test_counts_and_noise_match_the_records(tmp_path: Path) -> None:
     s = stats["NVIDIA H200"]
     ok = [r for r in recs if r["status"] == "ok"]
     assert s.total == 300 and s.ok == len(ok)
-    assert len(s.kernels) == len({(r["source_hash"], r["kernel"]) for r in ok})
+    assert len(s.kernels) == len({(Path(r["file"]).name, r["kernel"]) for r in ok})
     assert statistics.median(s.cv) == statistics.median(r["cv"] for r in ok)
     assert s.repetitions == sum(len(r["times_ms"]) for r in ok)
 
@@ -51,3 +51,16 @@ def test_require_reports_a_missed_target(tmp_path: Path, capsys) -> None:
     assert datacard.main([str(tmp_path), "--require", "h200=10:1"]) == 0
     assert datacard.main([str(tmp_path), "--require", "h200=1000000:1"]) == 1
     assert "NOT met" in capsys.readouterr().out
+
+
+def test_a_kernel_measured_before_and_after_an_edit_counts_once_and_require_knows_pocl(tmp_path: Path,
+                                                                                       capsys) -> None:
+    recs = _slice(tmp_path, 1)
+    pocl = {**recs[0]["device"], "name": "pthread-cpu", "platform": "Portable Computing Language"}
+    edited = [dict(recs[0], device=pocl), dict(recs[0], device=pocl, source_hash="0" * 16, key="k2")]
+    with gzip.open(tmp_path / "part-1.jsonl.gz", "wt") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in edited))
+    s = datacard.collect([tmp_path])["pthread-cpu"]
+    assert s.ok == 2 and len(s.kernels) == 1
+    assert datacard.main([str(tmp_path), "--require", "pocl=2:1"]) == 0
+    assert "target pocl: 2 measurements of 1 kernels" in capsys.readouterr().out
