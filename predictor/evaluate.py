@@ -243,6 +243,34 @@ def _f(v: float | None, pct: bool = True) -> str:
     return f"{v * 100:.1f}%" if pct else f"{v:.3f}"
 
 
+TARGET_MAPE = 0.15
+TARGET_PAIRWISE = 0.90
+
+
+def _targets(out: dict[str, Any]) -> list[str]:
+    """The issue's targets on held-out hand-written families, per device, each met or not."""
+    res = out["results"]
+    learned = next((n for n in res if n not in ("roofline", "gbm", "features-only")), None)
+    if learned is None:
+        return []
+    lines = ["## Targets (held-out hand-written families)", ""]
+    for dev, subs in res[learned].items():
+        m = subs.get("families")
+        if not m:
+            continue
+        base = {n: res[n][dev]["families"]["mape"] for n in res if n != learned
+                and res[n].get(dev, {}).get("families")}
+        beats = all(m["mape"] < v for v in base.values())
+        pair_ok = m["pairwise"] >= TARGET_PAIRWISE
+        lines += [f"- {dev}: MAPE {_f(m['mape'])} (target ≤ {TARGET_MAPE:.0%}: "
+                  f"{'met' if m['mape'] <= TARGET_MAPE else 'NOT met'}); pairwise {_f(m['pairwise'])} "
+                  f"(target ≥ {TARGET_PAIRWISE:.0%}: {'met' if pair_ok else 'NOT met'}); "
+                  f"lower MAPE than every baseline ({', '.join(sorted(base))}): {'yes' if beats else 'NO'}."]
+    lines += ["", "What was tried against the missed targets, and what did not help: "
+              "[docs/predictor.md](../docs/predictor.md#what-was-tried).", ""]
+    return lines
+
+
 def render(out: dict[str, Any], meta: dict[str, Any]) -> str:
     lines = [
         "# Predictor evaluation",
@@ -279,6 +307,7 @@ def render(out: dict[str, Any], meta: dict[str, Any]) -> str:
         lines += [f"## {title}", "",
                   "| device | model | n | MAPE | median APE | ±10% | ±25% | Spearman | pairwise | BW class |",
                   "|---|---|---|---|---|---|---|---|---|---|", *sorted(rows), ""]
+    lines += _targets(out)
     pf = out.get("per_family") or {}
     if pf:
         names = list(out["results"])
