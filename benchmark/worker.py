@@ -116,16 +116,7 @@ class Runner:
     # -- building --------------------------------------------------------------------------------------
 
     def _build(self, source: str, options: str) -> cl.Program:
-        prg = cl.Program(self.ctx, source)
-        try:
-            prg.build(options=options)
-        except cl.Error as e:
-            try:
-                log = prg.get_build_info(self.device, cl.program_build_info.LOG)
-            except cl.Error:
-                log = ""
-            raise KernelFault("build-error", _build_message(str(e), log)) from e
-        return prg
+        return _build_program(self.ctx, self.device, source, options)
 
     def prebuild(self, source: str, options: str) -> None:
         """Start compiling a program in a builder process; :meth:`program` picks the binary up."""
@@ -581,6 +572,19 @@ def _mb(n: int) -> str:
     return f"{n / (1 << 20):.1f} MiB"
 
 
+def _build_program(ctx: cl.Context, device: cl.Device, source: str, options: str) -> cl.Program:
+    prg = cl.Program(ctx, source)
+    try:
+        prg.build(options=options)
+    except cl.Error as e:
+        try:
+            log = prg.get_build_info(device, cl.program_build_info.LOG)
+        except cl.Error:
+            log = ""
+        raise KernelFault("build-error", _build_message(str(e), log)) from e
+    return prg
+
+
 _BUILDER: tuple[cl.Context, cl.Device] | None = None
 
 
@@ -593,16 +597,10 @@ def _builder_open(device_json: dict[str, Any]) -> None:
 def _builder_compile(source: str, options: str) -> tuple[bytes | None, str]:
     """In a builder process: (the device binary, "") or (None, the build error and log)."""
     assert _BUILDER is not None
-    ctx, dev = _BUILDER
-    prg = cl.Program(ctx, source)
     try:
-        prg.build(options=options)
-    except cl.Error as e:
-        try:
-            log = prg.get_build_info(dev, cl.program_build_info.LOG)
-        except cl.Error:
-            log = ""
-        return None, _build_message(str(e), log)
+        prg = _build_program(*_BUILDER, source, options)
+    except KernelFault as f:
+        return None, str(f)
     binaries: list[bytes] = prg.get_info(cl.program_info.BINARIES)  # type: ignore[assignment]
     return bytes(binaries[0]), ""
 
