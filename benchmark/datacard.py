@@ -22,7 +22,7 @@ from typing import Any
 from clperf.benchmark import dataset
 from clperf.benchmark.corpus import family_of
 
-from clperf.records import Device
+from clperf.records import device_matches
 
 
 def dataset_files(path: Path) -> list[Path]:
@@ -166,8 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         dev, _, counts = req.partition("=")
         want_m, _, want_k = counts.partition(":")
         # the name as --device takes it: "pocl" finds PoCL's device, "intel" Intel's CPU runtime
-        found = [s for s in stats.values()
-                 if Device(s.name, s.platform, "cpu", 0, 0, 0, 0, s.driver).matches(dev)]
+        found = [s for s in stats.values() if device_matches(dev, s.name, s.platform)]
         m = sum(s.ok for s in found)
         k = sum(len(s.kernels) for s in found)
         ok = m >= int(want_m) and k >= int(want_k or 0)

@@ -18,9 +18,10 @@ Requests:
   built once and kept for later requests; buffers are allocated once per request at the largest size any
   scenario needs and re-filled only when a scenario's sizes or fills change.
 * ``{"op": "prebuild", "source", "options"}`` -> no reply: the program starts compiling in a pool of
-  builder processes (each with its own context: NVIDIA's compiler does not run two builds of one process
-  at once), so a sweep compiles the next kernels while this one runs. A later ``measure`` waits for it and
-  loads the compiled binary; when that fails it builds from source here.
+  builder processes (each with its own context), so a sweep compiles the next kernels while this one
+  runs. A later ``measure`` waits for it and loads the compiled binary; when that fails it builds from
+  source here. On PoCL this hides the compiler; on the H200 it did not (sweeps still waited for builds
+  65% of the time, as with threads), so the driver is the limit there.
 * ``{"op": "peaks"}`` -> ``{"type": "peaks", "peak_bandwidth_gbs", "peak_gflops"}``
 * ``{"op": "exit"}``
 

@@ -105,6 +105,14 @@ class Scenario:
 PLATFORM_NICKNAMES = {"Portable Computing Language": "PoCL", "Intel(R) OpenCL": "Intel CPU runtime"}
 
 
+def device_matches(text: str, name: str, platform: str) -> bool:
+    """``--device TEXT``: a case-insensitive substring of the device name, the platform name or the
+    platform's common name ("pocl" for PoCL's "Portable Computing Language")."""
+    needle = text.strip().lower()
+    names = (name, platform, PLATFORM_NICKNAMES.get(platform, ""))
+    return bool(needle) and any(needle in n.lower() for n in names if n)
+
+
 @dataclass(frozen=True)
 class Device:
     """A discovered OpenCL device or a shipped profile of one the model was trained on."""
@@ -125,9 +133,7 @@ class Device:
     def matches(self, text: str) -> bool:
         """``--device TEXT``: a case-insensitive substring of the device name, the platform name or the
         platform's common name ("pocl" for PoCL's "Portable Computing Language")."""
-        needle = text.strip().lower()
-        names = (self.name, self.platform, PLATFORM_NICKNAMES.get(self.platform, ""))
-        return bool(needle) and any(needle in n.lower() for n in names if n)
+        return device_matches(text, self.name, self.platform)
 
     @property
     def key(self) -> str:

@@ -6,6 +6,7 @@ the text as it is now while the analysis they show may be a few edits old: kerne
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from clperf.predictor import frontend
@@ -25,12 +26,12 @@ class Measured:
     estimate: Estimate | None
     kernel_text: str = ""
 
-    def stale(self, lines: list[str] | tuple[str, ...], kernel: frontend.Kernel) -> bool:
+    def stale(self, lines: Sequence[str], kernel: frontend.Kernel) -> bool:
         """Whether ``kernel`` in the current ``lines`` differs from the text that was measured."""
         return bool(self.kernel_text) and kernel_text(lines, kernel) != self.kernel_text
 
 
-def kernel_text(lines: list[str] | tuple[str, ...], kernel: frontend.Kernel) -> str:
+def kernel_text(lines: Sequence[str], kernel: frontend.Kernel) -> str:
     """The kernel's directive, declaration and body as they are in ``lines``."""
     first = kernel.directive_line or kernel.header_line
     return "\n".join(line.rstrip("\r\n") for line in lines[first - 1: kernel.end_line])

@@ -82,7 +82,7 @@ def hover_at(kernels: Sequence[Kernel], analysis: Analysis | None, measured: Map
         result = analysis.kernels.get(k.name)
         if result is not None and span.contains(line, column):
             m = measured.get(k.name)
-            stale = m is not None and m.stale(list(lines), k)
+            stale = m is not None and m.stale(lines, k)
             return HoverText(kernel_markdown(result, analysis.device, m, stale), span)
     for k in kernels:
         result = analysis.kernels.get(k.name)

@@ -53,6 +53,6 @@ def kernel_lenses(uri: str, kernels: Sequence[Kernel], analysis: Analysis | None
             lenses.append(Lens(k.header_line, "clperf: estimating…"))
         if k.name in measured:
             m = measured[k.name]
-            lenses.append(Lens(k.header_line, measured_title(m, bool(lines) and m.stale(list(lines), k))))
+            lenses.append(Lens(k.header_line, measured_title(m, bool(lines) and m.stale(lines, k))))
         lenses.append(Lens(k.header_line, "Benchmark", BENCHMARK_COMMAND, ({"uri": uri, "kernel": k.name},)))
     return lenses
