@@ -51,6 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
                    help="train the network without the code encoder (numeric features only)")
     t.add_argument("--device-type", choices=("auto", "cpu", "cuda"), default="auto",
                    help="where torch trains (auto: CUDA when available)")
+    t.add_argument("--members", type=int, default=1,
+                   help="train an ensemble of this many networks (seeds SEED, SEED+1, ...) and average "
+                        "them; they train in parallel on half the cores, within the one time budget")
     add_json_flag(t)
     t.set_defaults(run=_train)
 
@@ -157,9 +160,11 @@ def _train(ns: argparse.Namespace) -> int:
     from clperf.predictor import train
 
     train.expand_data(ns.data)  # a clear error for a missing dataset or an empty folder
+    if ns.members < 1:
+        raise InputError(f"--members must be at least 1, not {ns.members}")
     summary = train.run(ns.data, ns.out, minutes=ns.minutes, epochs=ns.epochs, test_share=ns.test_share,
                         seed=ns.seed, device_type=ns.device_type, progress=not ns.json,
-                        use_code=not ns.no_code)
+                        use_code=not ns.no_code, members=ns.members)
     if ns.json:
         json.dump(summary, sys.stdout, indent=2)
         print()

@@ -49,6 +49,7 @@ class NetConfig:
     code_dropout: float = 0.5
     use_code: bool = True  # False: the feature-only baseline (no encoder)
     pad_id: int = 0
+    members: int = 1  # networks trained from different seeds on the same split, their log-ratios averaged
 
 
 # log(measured / roofline) is clipped to this range for training and predictions are clamped to it: beyond
@@ -121,6 +122,25 @@ class PerfNet(nn.Module):
         return self.reg(h)[:, 0], self.cls(h)  # (B,), (B, C)
 
 
+class Ensemble(nn.Module):
+    """Members of one configuration, trained from different seeds on the same split and tokenizer: the
+    prediction is the mean of their log-ratios (a geometric mean of times), the class the mean of their
+    logits. Members err differently on a kernel family none of them has seen, so the mean errs less."""
+
+    def __init__(self, cfg: NetConfig, members: list[PerfNet] | None = None) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.members = nn.ModuleList(members or [PerfNet(cfg) for _ in range(cfg.members)])
+
+    def forward(self, x: torch.Tensor, tokens: torch.Tensor | None = None,
+                kernel_index: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        outs = [m(x, tokens, kernel_index) for m in self.members]
+        return torch.stack([o[0] for o in outs]).mean(0), torch.stack([o[1] for o in outs]).mean(0)
+
+
+def build_model(cfg: NetConfig) -> PerfNet | Ensemble:
+    return Ensemble(cfg) if cfg.members > 1 else PerfNet(cfg)
+
 
 def loss_fn(pred: torch.Tensor, logits: torch.Tensor, y: torch.Tensor, c: torch.Tensor,
             w_reg: float = 0.7) -> torch.Tensor:
@@ -143,7 +163,7 @@ def pad_tokens(seqs: list[list[int]], max_len: int, pad_id: int = 0) -> torch.Te
     return out
 
 
-def save(model: PerfNet, directory: Path, norm: dict[str, Any], meta: dict[str, Any]) -> None:
+def save(model: PerfNet | Ensemble, directory: Path, norm: dict[str, Any], meta: dict[str, Any]) -> None:
     """Weights (safetensors), config, feature normalisation and meta into ``directory``."""
     from safetensors.torch import save_file
 
@@ -158,7 +178,8 @@ def save(model: PerfNet, directory: Path, norm: dict[str, Any], meta: dict[str, 
 class Predictor:
     """A loaded model with its tokenizer and normalisation, answering one kernel and scenario at a time."""
 
-    def __init__(self, model: PerfNet, tok: Any, norm: dict[str, Any], meta: dict[str, Any]) -> None:
+    def __init__(self, model: PerfNet | Ensemble, tok: Any, norm: dict[str, Any],
+                 meta: dict[str, Any]) -> None:
         self.model = model.eval()
         self.tok = tok
         self.names: list[str] = norm["names"]
@@ -177,7 +198,7 @@ class Predictor:
         from safetensors.torch import load_file
 
         cfg = NetConfig(**json.loads((directory / "config.json").read_text()))
-        model = PerfNet(cfg)
+        model = build_model(cfg)
         model.load_state_dict(load_file(str(directory / "model.safetensors")))
         torch.set_num_threads(max(1, min(torch.get_num_threads(), 4)))
         tok = tokenizer.load(directory / "tokenizer.json") if cfg.use_code else None

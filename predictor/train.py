@@ -15,6 +15,7 @@ Steps:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -163,10 +164,12 @@ class Sources:
 
 
 def _cache_path(data: Sequence[Path]) -> Path:
-    sig = [FEATURES_VERSION] + [f"{p.resolve()}:{p.stat().st_size}:{p.stat().st_mtime_ns}"
-                                for p in expand_data(data)]
-    digest = hashlib.sha256(json.dumps(sig).encode()).hexdigest()[:16]
-    return paths.state_dir() / "features" / f"examples-{digest}"
+    """Keyed by the datasets' contents (not their paths or times), so a fresh clone, or another machine
+    given the cached folder, finds the examples of the same data."""
+    h = hashlib.sha256(FEATURES_VERSION.encode())
+    for p in expand_data(data):
+        h.update(p.read_bytes())
+    return paths.state_dir() / "features" / f"examples-{h.hexdigest()[:16]}"
 
 
 def build(data: Sequence[Path], *, sources: Sequence[Path] = (), progress: bool = False,
@@ -409,7 +412,7 @@ def encode_kernels(ex: Examples, tok: Any, max_len: int) -> list[list[int]]:
 def fit(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[int]] | None, minutes: float,
         epochs: int | None = None, seed: int = 0, device_type: str = "auto", progress: bool = False,
         lr: float = 1e-3, kernels_per_batch: int = 16, rows_per_kernel: int = 16,
-        hand_weight: float = HAND_WEIGHT) -> FitResult:
+        hand_weight: float = HAND_WEIGHT, threads: int | None = None) -> FitResult:
     """Train ``PerfNet(cfg)`` on rows with ``part == 0``; keep the best by validation loss (``part == 1``).
 
     Batches draw kernels, a hand-written one ``hand_weight`` times as often as a generated one: generated
@@ -423,7 +426,7 @@ def fit(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[int]] | N
     dev = torch_device(device_type)
     # half the cores: on a shared machine, torch's threads spinning against other processes cost more than
     # they give (measured: 2 threads on a loaded 2-core machine ran several times slower than 1)
-    torch.set_num_threads(max(1, min(torch.get_num_threads(), (os.cpu_count() or 2) // 2)))
+    torch.set_num_threads(threads or max(1, min(torch.get_num_threads(), (os.cpu_count() or 2) // 2)))
     train_rows = np.flatnonzero(part == 0)
     val_rows = np.flatnonzero(part == 1)
     if len(train_rows) == 0:
@@ -585,10 +588,51 @@ def residual_quantiles(ex: Examples, rows: np.ndarray, pred_log: np.ndarray) -> 
 
 # --- the command ------------------------------------------------------------------------------------------
 
+def _fit_member(job: dict[str, Any]) -> tuple[dict[str, np.ndarray], dict[str, Any], int, float, list[Any]]:
+    """One ensemble member in a worker process; the weights come back as numpy arrays."""
+    res = fit(**job)
+    return ({k: v.numpy() for k, v in res.model.state_dict().items()}, res.norm, res.steps, res.best_val,
+            res.history)
+
+
+def fit_members(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[int]] | None, minutes: float,
+                members: int, seed: int, epochs: int | None = None, device_type: str = "auto",
+                progress: bool = False) -> tuple[Any, list[FitResult]]:
+    """``members`` networks from seeds ``seed, seed+1, ...`` on the same rows, as many at once as half the
+    cores allow (each on ``device_type``), within ``minutes`` in all; returns the ensemble and the fits."""
+    import concurrent.futures as cf
+    import multiprocessing
+
+    import torch
+    from clperf.predictor import network
+
+    if members == 1:
+        res = fit(ex, part, cfg, tokens=tokens, minutes=minutes, epochs=epochs, seed=seed,
+                  device_type=device_type, progress=progress)
+        return res.model, [res]
+    workers = min(members, max(1, (os.cpu_count() or 2) // 2))
+    waves = math.ceil(members / workers)
+    threads = max(1, (os.cpu_count() or 2) // (2 * workers))
+    jobs = [dict(ex=ex, part=part, cfg=cfg, tokens=tokens, minutes=minutes / waves, epochs=epochs,
+                 seed=seed + i, device_type=device_type, progress=progress and i == 0, threads=threads)
+            for i in range(members)]
+    # spawn, not fork: CUDA and torch's thread pools do not survive a fork
+    with cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        done = list(pool.map(_fit_member, jobs))
+    fits = []
+    for state, norm, steps, best_val, history in done:
+        net = network.PerfNet(cfg)
+        net.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
+        fits.append(FitResult(net.eval(), norm, steps, best_val, history))
+    ens = network.Ensemble(dataclasses.replace(cfg, members=members), [f.model for f in fits])
+    return ens.eval(), fits
+
+
 def run(data: Sequence[Path], out: Path, *, minutes: float = 12.0, epochs: int | None = None,
         test_share: float = 0.2, seed: int = 0, device_type: str = "auto", progress: bool = True,
-        sources: Sequence[Path] = (), use_code: bool = True) -> dict[str, Any]:
-    """Build examples, split, fit the network, write the model folder; returns a summary."""
+        sources: Sequence[Path] = (), use_code: bool = True, members: int = 1) -> dict[str, Any]:
+    """Build examples, split, fit the network (or ``members`` of an ensemble), write the model folder;
+    returns a summary."""
     from clperf.predictor import network, tokenizer
 
     t0 = time.monotonic()
@@ -603,12 +647,15 @@ def run(data: Sequence[Path], out: Path, *, minutes: float = 12.0, epochs: int |
     cfg = network.NetConfig(vocab_size=tok.get_vocab_size(), n_features=len(ex.names), use_code=use_code)
     tokens = encode_kernels(ex, tok, cfg.max_len) if use_code else None
     left = minutes - (time.monotonic() - t0) / 60
-    res = fit(ex, part, cfg, tokens=tokens, minutes=max(0.5, left), epochs=epochs, seed=seed,
-              device_type=device_type, progress=progress)
+    model, fits = fit_members(ex, part, cfg, tokens=tokens, minutes=max(0.5, left), members=max(1, members),
+                              seed=seed, epochs=epochs, device_type=device_type, progress=progress)
+    norm = fits[0].norm  # the same rows, so the same normalisation for every member
     val = np.flatnonzero(part == 1)
-    vpred = predict_examples(res.model, res.norm, ex, val, tokens)
+    vpred = predict_examples(model, norm, ex, val, tokens)
+    yv = np.clip(ex.y[val], *network.TARGET_CLIP)
+    val_mae = float(np.mean(np.abs(vpred - yv))) if len(val) else math.nan
     version = time.strftime("%Y%m%d") + "-" + hashlib.sha256(
-        b"".join(t.numpy().tobytes() for t in res.model.state_dict().values())).hexdigest()[:8]
+        b"".join(t.numpy().tobytes() for t in model.state_dict().values())).hexdigest()[:8]
     meta = {
         "name": MODEL_NAME, "version": version, "features_version": FEATURES_VERSION,
         "code_encoder": use_code,
@@ -619,16 +666,20 @@ def run(data: Sequence[Path], out: Path, *, minutes: float = 12.0, epochs: int |
         "data": [str(p) for p in data],
         "counts": {"examples": len(ex), "train": int((part == 0).sum()), "val": int((part == 1).sum()),
                    "test": int((part == 2).sum()), "kernels": len(ex.kernel_keys), "skipped": ex.skipped},
-        "fit": {"steps": res.steps, "best_val_mae": res.best_val, "minutes": (time.monotonic() - t0) / 60,
-                "history": res.history[-5:]},
+        "fit": {"steps": sum(f.steps for f in fits), "best_val_mae": val_mae,
+                "minutes": (time.monotonic() - t0) / 60, "device": device_type,
+                "members": [{"seed": seed + i, "steps": f.steps, "best_val_mae": f.best_val,
+                             "history": f.history[-3:]} for i, f in enumerate(fits)]},
     }
     out.mkdir(parents=True, exist_ok=True)
     tok.save(str(out / "tokenizer.json"))
-    network.save(res.model, out, res.norm, meta)
+    network.save(model, out, norm, meta)
     (out / "VERSION").write_text(version + "\n")
     if progress:
-        print(f"model {version}: {len(ex)} examples, {res.steps} steps, best validation MAE "
-              f"{res.best_val:.4f} (log-ratio), written to {out}", file=sys.stderr)
+        each = ", ".join(f"{f.best_val:.4f}" for f in fits)
+        print(f"model {version}: {len(ex)} examples, {len(fits)} member(s) ({each}), "
+              f"{sum(f.steps for f in fits)} steps, validation MAE {val_mae:.4f} (log-ratio), "
+              f"written to {out}", file=sys.stderr)
     return {k: meta[k] for k in ("name", "version", "counts", "fit", "intervals")}
 
 

@@ -111,3 +111,45 @@ def test_code_counts_tell_special_functions_divisions_and_doubles_apart() -> Non
     assert c["transc"] == 2 and c["div"] == 1 and c["double"] == 1 and c["vec"] == 4
     plain = code_counts("__kernel void k(__global float *a) { a[0] = a[1] + a[2]; }")
     assert plain["transc"] == 0 and plain["double"] == 0 and plain["vec"] == 1
+
+
+def test_an_ensemble_predicts_the_mean_of_its_members(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+    import torch
+    from clperf.predictor import network
+
+    monkeypatch.setenv("CLPERF_HOME", str(tmp_path / "home"))
+    data = tmp_path / "pocl.jsonl"
+    shutil.copy(DATA / "pocl_map_float.jsonl", data)
+    out = tmp_path / "model"
+    assert main(["train", "--data", str(data), "--out", str(out), "--minutes", "0.3", "--epochs", "2",
+                 "--device-type", "cpu", "--members", "2", "--json"]) == 0
+    meta = json.loads((out / "meta.json").read_text())
+    assert [m["seed"] for m in meta["fit"]["members"]] == [0, 1]
+    pred = network.Predictor.load(out)
+    assert isinstance(pred.model, network.Ensemble) and len(pred.model.members) == 2
+    a, b = (dict(m.named_parameters())["reg.weight"] for m in pred.model.members)
+    assert not torch.equal(a, b)  # different seeds, different networks
+    x = torch.randn(5, pred.model.cfg.n_features)
+    tokens = torch.tensor([[5, 6, 7, 8]])
+    index = torch.zeros(5, dtype=torch.long)
+    each = [m(x, tokens, index)[0] for m in pred.model.members]
+    with torch.no_grad():
+        mean = ((each[0] + each[1]) / 2).detach().numpy()
+        assert np.allclose(pred.model(x, tokens, index)[0].numpy(), mean, atol=1e-6)
+    assert main(["train", "--data", str(data), "--out", str(out), "--members", "0"]) == 2
+
+
+def test_the_example_cache_follows_the_data_not_its_path(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from clperf.predictor.train import _cache_path
+
+    monkeypatch.setenv("CLPERF_HOME", str(tmp_path / "home"))
+    a, b = tmp_path / "a" / "d.jsonl", tmp_path / "b" / "d.jsonl"
+    for p in (a, b):
+        p.parent.mkdir()
+        shutil.copy(DATA / "pocl_map_float.jsonl", p)
+    assert _cache_path([a]) == _cache_path([b.parent])  # another clone, or another machine, finds it
+    b.write_text(b.read_text().splitlines()[0] + "\n")
+    assert _cache_path([a]) != _cache_path([b])
