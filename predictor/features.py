@@ -90,6 +90,9 @@ def vector_dict(kernel: Any, scenario: Scenario | None, device: Device | None,
     _launch_features(f, scenario, device)
     _device_features(f, device)
     _roofline_features(f, roof, device)
+    f["r_serial_over_busy"] = (math.log2((rl.serial_ms(traffic, device) + 1e-9) /
+                                         (max(roof.memory_ms, roof.compute_ms) + 1e-9))
+                               if traffic is not None and roof is not None and device is not None else 0.0)
     return f
 
 
@@ -146,7 +149,7 @@ def _access_features(f: dict[str, float], kernel: Any, scenario: Scenario | None
     counts: list[tuple[Any, float]] = []
     if kernel is not None and scenario is not None:
         try:
-            counts = list(kernel.access_counts_for(dict(scenario.args)))
+            counts = list(kernel.access_counts_for(rl.count_args(scenario)))
         except Exception:  # noqa: BLE001 - a kernel the analysis could not count has no access features
             counts = []
     for a, per_item in counts:
@@ -177,7 +180,7 @@ def _access_features(f: dict[str, float], kernel: Any, scenario: Scenario | None
     trips = []
     unknown = 0
     for lp in loops:
-        v = lp.trips_for(dict(scenario.args)) if scenario is not None and hasattr(lp, "trips_for") \
+        v = lp.trips_for(rl.count_args(scenario)) if scenario is not None and hasattr(lp, "trips_for") \
             else lp.trip_count
         if v is None:
             unknown += 1
@@ -188,6 +191,9 @@ def _access_features(f: dict[str, float], kernel: Any, scenario: Scenario | None
     f["l_max_trip"] = _l(max(trips, default=0))
     f["l_unknown_trips"] = float(unknown)
     f["l_unrolled"] = float(sum(1 for lp in loops if lp.unroll is not None))
+    # counts that are an upper bound (the loop can break out: an escape loop) or differ per work-item
+    f["l_bounded"] = float(sum(1 for lp in loops if getattr(getattr(lp, "trip", None), "bound", False)))
+    f["l_varies"] = float(sum(1 for lp in loops if getattr(lp, "varies", False)))
     params = tuple(getattr(kernel, "params", ()) or ()) if kernel is not None else ()
     f["p_double"] = float(any(p.type.startswith("double") for p in params))
     f["p_vector"] = float(any(p.type[-1:].isdigit() for p in params))

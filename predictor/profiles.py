@@ -38,6 +38,12 @@ class ProfileFacts:
     spec_bandwidth_gbs: float | None = None
     spec_gflops: float | None = None
     measured_on: str = ""
+    # What the device's own compiler does, read by the rewrite speedup model (``rewrites/speedup_model.py``)
+    # only: the roofline and the learned model's features do not use these. Each profile says where its
+    # values come from (``compiler_notes``); the defaults are "unknown: assume nothing".
+    compiler_unroll_threshold: int = 0  # LLVM size threshold of its own full unrolling; 0: loops stay rolled
+    loop_free_simd_lanes: int = 1  # compute rate multiplier for a kernel with no loop left (CPU WI-loop SIMD)
+    int_div_ops: float = 1.0  # integer ops one division or remainder by a run-time value compiles to
 
 
 def _load(path: Path) -> tuple[Device, ProfileFacts]:
@@ -48,6 +54,9 @@ def _load(path: Path) -> tuple[Device, ProfileFacts]:
         spec_bandwidth_gbs=data.get("spec_bandwidth_gbs"),
         spec_gflops=data.get("spec_gflops"),
         measured_on=str(data.get("measured_on", "")),
+        compiler_unroll_threshold=int(data.get("compiler_unroll_threshold") or 0),
+        loop_free_simd_lanes=int(data.get("loop_free_simd_lanes") or 1),
+        int_div_ops=float(data.get("int_div_ops") or 1.0),
     )
     return device, facts
 

@@ -116,8 +116,24 @@ def _for_analysis(text: str) -> str:
     return _UNROLL_PRAGMA.sub("", text)
 
 
-def analyze_text(text: str, path: Path | None = None, build_options: str = "") -> FileReport:
-    """Compile and analyse ``text`` (the content of ``path``, saved or not). Never raises."""
+def compiler_unroll_options(threshold: int) -> list[str]:
+    """clang options that build like an LLVM-based device compiler that unrolls on its own: ``-O3`` (what
+    such drivers build at) with LLVM's full unrolling of constant-trip loops up to a size ``threshold``
+    (``-unroll-threshold``); none for 0."""
+    if threshold <= 0:
+        return []
+    return ["-O3", "-funroll-loops", "-mllvm", f"-unroll-threshold={int(threshold)}"]
+
+
+def analyze_text(text: str, path: Path | None = None, build_options: str = "", *,
+                 unroll_threshold: int = 0) -> FileReport:
+    """Compile and analyse ``text`` (the content of ``path``, saved or not). Never raises.
+
+    ``unroll_threshold`` > 0 analyses the kernel as a device compiler that fully unrolls small
+    constant-trip loops itself would build it (``compiler_unroll_options``): such loops are gone from the
+    report, ``#pragma unroll`` is honoured rather than blanked. The rewrite speedup model uses that view;
+    findings and features use the default (loops kept, so trip counts can be read).
+    """
     name = str(path) if path is not None else "<text>"
     diags: list[Diagnostic] = []
     size = len(text.encode("utf-8", "replace"))
@@ -141,7 +157,7 @@ def analyze_text(text: str, path: Path | None = None, build_options: str = "") -
         diags.append(_diag(1, f"the tolerant parser failed: {type(e).__name__}: {e}", "parse", "warning"))
         fe_kernels = []
     try:
-        options = resolve_build_options(path, text, build_options)
+        options = resolve_build_options(path, text, build_options) + compiler_unroll_options(unroll_threshold)
     except ClperfError as e:
         m = BUILD_DIRECTIVE.search(text)
         line = text.count("\n", 0, m.start()) + 1 if m else 1
@@ -152,7 +168,7 @@ def analyze_text(text: str, path: Path | None = None, build_options: str = "") -
     if hit is not None:  # the server asks again for the same text (save after save, hover, code lens)
         _cache.move_to_end(key)
         return hit
-    report = _analyze(text, name, path, options, fe_kernels, diags)
+    report = _analyze(text, name, path, options, fe_kernels, diags, keep_pragmas=unroll_threshold > 0)
     if "#include" not in text and not any(d.code == "timeout" for d in report.diagnostics):
         _cache[key] = report  # (a header can change without the text changing: those are not cached)
         while len(_cache) > _CACHE_SIZE:
@@ -161,9 +177,10 @@ def analyze_text(text: str, path: Path | None = None, build_options: str = "") -
 
 
 def _analyze(text: str, name: str, path: Path | None, options: list[str], fe_kernels: list[frontend.Kernel],
-             diags: list[Diagnostic]) -> FileReport:
+             diags: list[Diagnostic], *, keep_pragmas: bool = False) -> FileReport:
+    source = text if keep_pragmas else _for_analysis(text)  # the device compiler's view honours pragmas
     try:
-        result = compile_source(_for_analysis(text), path, options, COMPILE_TIMEOUT_S)
+        result = compile_source(source, path, options, COMPILE_TIMEOUT_S)
     except ClperfError as e:
         diags.append(_diag(1, str(e), "clang"))
         return FileReport(name, tuple(diags), tuple(unanalyzed(k) for k in fe_kernels), (), tuple(options))

@@ -73,6 +73,7 @@ class Traffic:
     flops: float
     int_ops: float
     barriers: float  # barrier executions per work-item
+    int_divs: float = 0.0  # divisions by a run-time value (also in int_ops; the roofline adds no more)
 
     @property
     def effective_bytes(self) -> float:
@@ -131,14 +132,16 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     """Evaluate the kernel's symbolic counts for the scenario and apply the traffic model."""
     args = dict(scenario.args)
     n = scenario.work_items
-    ops = kernel.ops_for(args) if hasattr(kernel, "ops_for") else getattr(kernel, "ops", None)
+    counting = count_args(scenario)  # loop counts may divide by a launch size (``i += get_local_size(0)``)
+    ops = kernel.ops_for(counting) if hasattr(kernel, "ops_for") else getattr(kernel, "ops", None)
     flops = _ops_value(ops, "flops") * n
     int_ops = _ops_value(ops, "int_ops") * n
+    int_divs = _ops_value(ops, "int_divs") * n
     local = (_ops_value(ops, "local_load_bytes") + _ops_value(ops, "local_store_bytes")) * n
     ops_global = (_ops_value(ops, "global_load_bytes") + _ops_value(ops, "global_store_bytes")
                   + _ops_value(ops, "constant_load_bytes")) * n
 
-    counts = list(kernel.access_counts_for(args)) if hasattr(kernel, "access_counts_for") else []
+    counts = list(kernel.access_counts_for(counting)) if hasattr(kernel, "access_counts_for") else []
     # DRAM traffic is capped per buffer and direction: reading and writing one buffer moves it twice
     issued_by_param: dict[tuple[str | None, str], float] = {}
     useful = 0.0
@@ -166,7 +169,32 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
             dram += issued
     issued_total = sum(issued_by_param.values())
     barriers = float(getattr(kernel, "barriers", 0) or 0)
-    return Traffic(n, issued_total, dram, useful, local, flops, int_ops, barriers)
+    return Traffic(n, issued_total, dram, useful, local, flops, int_ops, barriers, int_divs)
+
+
+def count_args(scenario: Scenario) -> dict[str, int | float]:
+    """The scenario's argument values plus its launch sizes, for evaluating loop trip counts."""
+    from clperf.predictor.analysis.records import launch_args
+
+    return launch_args(scenario.args, scenario.global_size, scenario.local_size)
+
+
+# Latency of one work-item's own chain of operations, for launches too small to fill the device: a GPU
+# compute unit keeps RESIDENT_ITEMS work-items in flight (NVIDIA: 2048 threads per SM since Volta), and a
+# dependent arithmetic instruction takes DEPENDENT_CYCLES (about 4 cycles for FP32 on Volta to Hopper,
+# published microbenchmarks). With fewer work-items than that, no throughput peak is reached.
+RESIDENT_ITEMS = {"gpu": 2048, "cpu": 8, "accelerator": 64}
+DEPENDENT_CYCLES = 4.0
+
+
+def serial_ms(t: Traffic, device: Device) -> float:
+    """Waves of resident work-items times one work-item's operation chain at DEPENDENT_CYCLES each."""
+    if not t.work_items or not device.clock_mhz:
+        return 0.0
+    resident = max(1, device.compute_units) * RESIDENT_ITEMS.get(device.type, 8)
+    waves = math.ceil(t.work_items / resident)
+    per_item = (t.flops + INT_OP_COST * t.int_ops) / t.work_items
+    return waves * per_item * DEPENDENT_CYCLES / (device.clock_mhz * 1e3)
 
 
 def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, floor_ms: float,

@@ -7,7 +7,8 @@ keeps the count as a formula, so a scenario's argument values give exact counts 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
@@ -45,26 +46,60 @@ class ParamUse:
 
 @dataclass(frozen=True)
 class TripCount:
-    """``max(0, ceil(num / den))`` iterations, ``num`` a polynomial over ``arg:NAME`` symbols."""
+    """``max(0, ceil(num / (den * den_sym)))`` iterations: ``num`` a polynomial over ``arg:NAME`` symbols
+    and launch sizes (``lsz0``, ``gsz0``, ``ngr0``), ``den_sym`` a launch size or empty (``i += lsz``).
+
+    ``bound``: the loop can also leave another way (a ``break``, ``while (x < 4 && it < n)``), so this is
+    the most it runs. ``varies``: the count was taken at work-item 0 (``i = get_global_id(0)``).
+    Evaluate with ``args`` holding kernel arguments by name and launch sizes under ``@lsz0`` and so on
+    (``launch_args``)."""
 
     num: poly.FrozenPoly
     den: int
+    den_sym: poly.FrozenPoly = ()
+    bound: bool = False
+    varies: bool = False
 
     def value(self, args: Mapping[str, int | float]) -> int | None:
-        v = poly.evaluate(self.num, {f"arg:{k}": a for k, a in args.items()})
-        return None if v is None else max(0, poly.ceil_div(v, self.den))
+        vals = {(k[1:] if k.startswith("@") else f"arg:{k}"): a for k, a in args.items()}
+        v = poly.evaluate(self.num, vals)
+        if v is None:
+            return None
+        den = float(self.den)
+        if self.den_sym:
+            d = poly.evaluate(self.den_sym, vals)
+            if d is None or d <= 0:
+                return None
+            den *= d
+        return max(0, math.ceil(v / den - 1e-9))
 
     @property
     def constant(self) -> int | None:
+        if self.den_sym:
+            return None
         c = poly.constant_value(poly.thaw(self.num))
         return None if c is None else max(0, poly.ceil_div(float(c), self.den))
 
     @property
     def expr(self) -> str:
         text = poly.format_poly(self.num)
-        if self.den == 1:
+        den = " * ".join(([str(self.den)] if self.den != 1 else []) +
+                         [" * ".join(m) for m, _ in self.den_sym])
+        if not den:
             return text
-        return f"ceil({text} / {self.den})" if len(self.num) == 1 else f"ceil(({text}) / {self.den})"
+        return f"ceil({text} / {den})" if len(self.num) == 1 else f"ceil(({text}) / {den})"
+
+
+def launch_args(args: Mapping[str, int | float], global_size: Sequence[int],
+                local_size: Sequence[int] | None) -> dict[str, int | float]:
+    """Kernel arguments plus the launch sizes trip counts may divide by (``@gsz0``, ``@lsz0``, ``@ngr0``)."""
+    out: dict[str, int | float] = dict(args)
+    for d, g in enumerate(global_size):
+        out[f"@gsz{d}"] = g
+        if local_size and d < len(local_size) and local_size[d]:
+            out[f"@lsz{d}"] = local_size[d]
+            out[f"@ngr{d}"] = -(-g // local_size[d])
+    return out
 
 
 @dataclass(frozen=True)
@@ -152,6 +187,9 @@ class Ops:
     local_store_bytes: float = 0
     constant_load_bytes: float = 0
     atomics: float = 0
+    # integer divisions and remainders by a non-constant divisor, also counted in ``int_ops``; the rewrite
+    # speedup model weighs them by what the device compiles one to (``profiles.ProfileFacts.int_div_ops``)
+    int_divs: float = 0
     trip_unknown: bool = False  # some loop's trip count was unknown and counted once
 
     def scaled(self, k: float) -> Ops:

@@ -45,6 +45,7 @@ _SPACES = {0: "private", 1: "global", 2: "constant", 3: "local", 4: "global"}
 _ADDRSPACE = re.compile(r"ptr(?: addrspace\((\d+)\))?")
 _GEP = re.compile(r"getelementptr (?:(?:inbounds|nuw|nusw|inrange\([^)]*\))\s+)*(.*)$")
 _ICMP = re.compile(r"icmp (?:samesign )?(\w+) ")
+_SELECT_I1 = re.compile(r"select i1 [^,]+, i1 ([^,]+), i1 ([^,\s]+)")
 _FLOAT_TYPES = ("float", "double", "half", "<")
 _INT_OPS = {
     "add",
@@ -62,6 +63,8 @@ _INT_OPS = {
     "xor",
     "icmp",
 }
+# divisions by a run-time value: one IR op, but no GPU has an integer divider (``Ops.int_divs``)
+_DIVS = {"udiv", "sdiv", "urem", "srem"}
 _FLOAT_OPS = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg"}
 _SWAP = {
     "slt": "sgt",
@@ -88,6 +91,16 @@ _INVERT = {
     "ne": "eq",
 }
 _MAX_DEPTH = 120
+
+
+def _is_launch_symbol(name: str) -> bool:
+    """``lsz0``, ``gsz1``, ``ngr2``: a launch size, known from the scenario."""
+    return name[:3] in ("lsz", "gsz", "ngr") and name[3:].isdigit()
+
+
+def _is_work_item_symbol(name: str) -> bool:
+    return name[:3] in ("gid", "lid", "grp") and name[3:].isdigit()
+
 _CALLEE = re.compile(r" @([\w.$\"-]+)\(")
 _OPCODE = re.compile(r"^(?:%[\w.$\"-]+ = )?(?:tail |musttail |notail )?([a-z]+)\b")
 _VECTOR_RESULT = re.compile(
@@ -555,58 +568,132 @@ class KernelWalk:
     # ---- trip counts ---------------------------------------------------------------------------------
 
     def _trip(self, k: int) -> tuple[TripCount | None, bool]:
+        """The loop's trip count from an exit compare on its induction variable, and whether it varies.
+
+        Every exiting block is tried, the latch and the header first. A loop that can also leave another
+        way (a ``break``, or ``while (x < 4 && it < maxit)``) gets its induction variable's count as an
+        upper bound (``TripCount.bound``): the work it can do, which the data may cut short."""
+        lp = self.loops[k]
+        exiting = [b for b in sorted(lp.blocks) if any(s not in lp.blocks for s in self.succ[b])]
+        order = ([lp.latches[0]] if len(lp.latches) == 1 else []) + [lp.header]
+        order += [b for b in exiting if b not in order]
+        varies = False
+        for eb in order:
+            for cond, stay_if_true, combined in self._exit_conditions(eb, lp):
+                trip, v = self._solve_trip(k, eb, cond, stay_if_true)
+                varies = varies or v
+                if trip is not None:
+                    bound = combined or len(exiting) > 1
+                    if bound:
+                        trip = TripCount(trip.num, trip.den, trip.den_sym, bound=True)
+                    return trip, varies or bound or trip.varies
+        return None, varies
+
+    def _exit_conditions(self, eb: int, lp: _Loop) -> list[tuple[Any, bool, bool]]:
+        """(icmp, the loop goes on when it is true, one of several conditions) for the exit branch of
+        block ``eb``; a logical and (or) of compares that keeps (leaves) the loop gives each compare."""
+        term = self.insts[eb][-1]
+        if self.opc(term) != "br":
+            return []
+        ops = self.opers(term)
+        if len(ops) != 3:
+            return []
+        cond, false_b, true_b = ops
+        fb, tb = self.block_index.get(false_b), self.block_index.get(true_b)
+        if (tb in lp.blocks) == (fb in lp.blocks):
+            return []
+        stay_if_true = tb in lp.blocks
+        if cond in self.inst_block and self.opc(cond) == "icmp":
+            return [(cond, stay_if_true, False)]
+        parts = self._logical_parts(cond, "and" if stay_if_true else "or")
+        return [(c, stay_if_true, True) for c in parts]
+
+    def _logical_parts(self, cond: Any, kind: str, depth: int = 0) -> list[Any]:
+        """The compares under a chain of ``and`` (``or``) of i1 values, ``select`` forms included."""
+        if cond not in self.inst_block or depth > 8:
+            return []
+        op = self.opc(cond)
+        if op == "icmp":
+            return [cond]
+        ops = self.opers(cond)
+        text = self.text.get(cond, "")
+        if op == kind and len(ops) == 2:
+            pair = list(ops)
+        elif op == "select" and len(ops) == 3:
+            # a && b is `select i1 a, i1 b, i1 false`; a || b is `select i1 a, i1 true, i1 b`
+            m = _SELECT_I1.search(text)
+            if m and kind == "and" and m.group(2) == "false":
+                pair = [ops[0], ops[1]]
+            elif m and kind == "or" and m.group(1) == "true":
+                pair = [ops[0], ops[2]]
+            else:
+                return []
+        else:
+            return []
+        return [c for o in pair for c in self._logical_parts(o, kind, depth + 1)]
+
+    def _solve_trip(self, k: int, eb: int, cond: Any, stay_if_true: bool) -> tuple[TripCount | None, bool]:
+        """Solve ``cond`` (an icmp that keeps loop ``k`` going when it equals ``stay_if_true``) for the
+        iteration count. The step may be a launch size (``i += get_local_size(0)``); a start that depends
+        on the work-item (``i = get_global_id(0)``) is taken at work-item 0, the most iterations."""
         lp = self.loops[k]
         it = f"it:{k}"
-        candidates = [lp.latches[0]] if len(lp.latches) == 1 else []
-        candidates += [lp.header]
-        for eb in candidates:
-            term = self.insts[eb][-1]
-            if self.opc(term) != "br":
-                continue
-            ops = self.opers(term)
-            if len(ops) != 3:
-                continue
-            cond, false_b, true_b = ops
-            fb, tb = self.block_index.get(false_b), self.block_index.get(true_b)
-            if (tb in lp.blocks) == (fb in lp.blocks):
-                continue
-            if cond not in self.inst_block or self.opc(cond) != "icmp":
-                return None, self._varies(cond)
-            m = _ICMP.search(self.text.get(cond, ""))
-            if not m:
-                return None, False
-            pred = m.group(1)
-            if tb not in lp.blocks:
-                pred = _INVERT[pred]
-            cops = self.opers(cond)
-            x, b = self.value(cops[0]), self.value(cops[1])
-            if it not in poly.symbols(x):
-                x, b, pred = b, x, _SWAP[pred]
-            s = poly.coefficient(x, it)
-            s_val = poly.constant_value(s) if s is not None else None
-            if s_val is None or s_val == 0 or it in poly.symbols(b) or s_val.denominator != 1:
+        m = _ICMP.search(self.text.get(cond, ""))
+        if not m:
+            return None, False
+        pred = m.group(1)
+        if not stay_if_true:
+            pred = _INVERT[pred]
+        cops = self.opers(cond)
+        x, b = self.value(cops[0]), self.value(cops[1])
+        if it not in poly.symbols(x):
+            x, b, pred = b, x, _SWAP[pred]
+        s = poly.coefficient(x, it)
+        if s is None or it in poly.symbols(b):
+            return None, bool(self.deps(x) or self.deps(b))
+        s_val = poly.constant_value(s)
+        den_sym: poly.FrozenPoly = ()
+        if s_val is None:
+            # a step of one launch size: a single monomial of lsz/gsz/ngr symbols, positive
+            if len(s) != 1:
                 return None, bool(self.deps(x) or self.deps(b))
-            a = poly.without(x, [it])
-            delta = 1 if eb in lp.latches else 0
-            step = int(s_val)
-            p = pred[1:] if pred[0] in "su" else pred
-            if p == "ne":
-                p = "lt" if step > 0 else "gt"
-            if p in ("le", "ge"):
-                b = poly.add(b, poly.const(1 if p == "le" else -1))
-                p = "lt" if p == "le" else "gt"
-            if p == "gt":
-                a, b, step = poly.scale(a, -1), poly.scale(b, -1), -step
-                p = "lt"
-            if p != "lt" or step <= 0:
-                return None, False
-            num = poly.add(poly.sub(b, a), poly.const(step * delta))
-            if any(not s_.startswith("arg:") for s_ in poly.symbols(num)):
-                return None, bool(self.deps(num) or any(s_ in self.sym_load for s_ in poly.symbols(num)))
-            if any(c.denominator != 1 for c in num.values()):
-                return None, False
-            return TripCount(poly.freeze(num), step), False
-        return None, False
+            (mono, coef), = s.items()
+            if not mono or any(not _is_launch_symbol(n) for n in mono) or coef.denominator != 1:
+                return None, bool(self.deps(x) or self.deps(b))
+            den_sym = poly.freeze({mono: Fraction(1)})
+            s_val = coef
+        if s_val == 0 or s_val.denominator != 1:
+            return None, bool(self.deps(x) or self.deps(b))
+        a = poly.without(x, [it])
+        varies = False
+        work_item = [n for n in poly.symbols(a) if _is_work_item_symbol(n)]
+        if work_item:
+            # the first work-item runs the most iterations when the start grows with the id
+            sign = 1 if int(s_val) > 0 else -1
+            if any(sign * c < 0 for mono, c in a.items() if any(n in work_item for n in mono)):
+                return None, True
+            a = {mono: c for mono, c in a.items() if not any(n in work_item for n in mono)}
+            varies = True
+        delta = 1 if eb in lp.latches else 0
+        step = int(s_val)
+        p = pred[1:] if pred[0] in "su" else pred
+        if p == "ne":
+            p = "lt" if step > 0 else "gt"
+        if p in ("le", "ge"):
+            b = poly.add(b, poly.const(1 if p == "le" else -1))
+            p = "lt" if p == "le" else "gt"
+        if p == "gt":
+            a, b, step = poly.scale(a, -1), poly.scale(b, -1), -step
+            p = "lt"
+        if p != "lt" or step <= 0:
+            return None, varies
+        step_poly = poly.scale(poly.thaw(den_sym), step) if den_sym else poly.const(step * delta)
+        num = poly.add(poly.sub(b, a), step_poly if delta else {})
+        if any(not (s_.startswith("arg:") or _is_launch_symbol(s_)) for s_ in poly.symbols(num)):
+            return None, bool(self.deps(num) or any(s_ in self.sym_load for s_ in poly.symbols(num)))
+        if any(c.denominator != 1 for c in num.values()):
+            return None, varies
+        return TripCount(poly.freeze(num), step, den_sym, varies=varies), varies
 
     def _varies(self, v: Any) -> bool:
         p = self.value(v)
@@ -658,6 +745,8 @@ class KernelWalk:
                     _bump(g, "flops", self._lanes(inst))
                 elif op in _INT_OPS:
                     _bump(g, "int_ops", self._lanes(inst) if op != "icmp" else 1)
+                    if op in _DIVS and self._const(self.opers(inst)[1]) is None:
+                        _bump(g, "int_divs", self._lanes(inst))
                 elif op == "load":
                     self._access(inst, "load", self.opers(inst)[0], self.tstr(inst), chain, accesses, g)
                 elif op == "store":
@@ -732,8 +821,10 @@ class KernelWalk:
         for old in idx:
             lp = self.loops[old]
             trip = lp.trip
+            # a constant bound stays the count (a loop that can break out may still be worth unrolling)
             count = trip.constant if trip is not None else None
-            expr = trip.expr if trip is not None and count is None else None
+            expr = None if trip is None or count is not None else \
+                (f"at most {trip.expr}" if trip.bound else trip.expr)
             out.append(
                 LoopInfo(
                     lp.line,

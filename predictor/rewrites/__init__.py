@@ -11,10 +11,11 @@ Plain API shared by ``clperf fix`` and the language server:
   dict with ``rule`` and ``kernel``, as the server keeps it in a diagnostic) picks the first enabled
   rewrite for that finding, or raises ``RewriteError`` with the reason.
 
-The predicted speedup is ``estimate(original) / estimate(rewritten)`` for the same scenario and device
-(the learned model where it covers the device, else the roofline). For the ``__local`` rewrite the
-rewritten kernel analysed is the fast path (tile reads without the global fallback), which is what runs
-when the scenario's work-group fits the tile; the applied text keeps the fallback.
+The predicted speedup is ``time(original) / time(rewritten)`` for the same scenario and device, from the
+roofline applied to both versions as the device's compiler builds them (``speedup_model.py``). For the
+``__local`` rewrite the rewritten kernel analysed is the fast path (tile reads without the global
+fallback), which is what runs when the scenario's work-group fits the tile; the applied text keeps the
+fallback.
 Equivalence is tested by running original and rewritten kernels on PoCL (``tests/rewrites``), and
 ``bench/rewrite_speedups.py`` measures predicted against real speedups.
 """
@@ -237,13 +238,14 @@ def speedup_text(speedup: float | None) -> str:
 def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | None = None,
                       build_options: str = "", device: Device | None = None,
                       scenario: Scenario | None = None, verify_text: str | None = None) -> tuple[float, str]:
-    """``estimate(original) / estimate(rewritten)`` and a note naming model, device and scenario.
+    """``time(original) / time(rewritten)`` (``speedup_model``) and a note naming model, device and
+    scenario.
 
     Raises RewriteError when the rewritten text (``verify_text``, default ``new_text``) does not compile.
     """
     from clperf.predictor import profiles
-    from clperf.predictor.estimate import estimate
     from clperf.predictor.report import analyze_text
+    from clperf.predictor.rewrites import speedup_model
 
     for t in {new_text, verify_text or new_text}:
         rep = analyze_text(t, path, build_options)
@@ -258,14 +260,15 @@ def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | Non
     scenario = scenario or scenario_for(text, kernel)
     # The roofline, not the learned model: on the H200 test rewrites (bench/rewrite_speedups.py) the
     # roofline's speedups were off by a median 12% with the direction right in 86% of cases, the learned
-    # model's by 16% and 46%: its small errors do not cancel between two versions of one kernel.
-    e0 = estimate(kernel, scenario, device, source=text, build_options=build_options, calibrate=False,
-                  use_model=False)
-    e1 = estimate(after, scenario, device, source=new_text, build_options=build_options, calibrate=False,
-                  use_model=False)
+    # model's by 16% and 46%: its small errors do not cancel between two versions of one kernel. Both
+    # versions as the device's compiler builds them, with its integer costs (speedup_model.py).
+    k0 = speedup_model.as_compiled(text, kernel, device, path, build_options)
+    k1 = speedup_model.as_compiled(new_text, after, device, path, build_options)
+    e0 = speedup_model.roofline_for(k0, scenario, device)
+    e1 = speedup_model.roofline_for(k1, scenario, device)
     g = "x".join(map(str, scenario.global_size))
     loc = "x".join(map(str, scenario.local_size)) if scenario.local_size else "runtime"
-    note = (f"{e0.model_name} {e0.model_version} on {device.name}: "
+    note = (f"{speedup_model.MODEL} on {device.name}: "
             f"{e0.time_ms:.4g} ms -> {e1.time_ms:.4g} ms "
             f"(global {g}, local {loc})")
     return (e0.time_ms / e1.time_ms if e1.time_ms > 0 else 1.0), note

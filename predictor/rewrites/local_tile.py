@@ -476,7 +476,7 @@ def _site_block(b: cs.Body, pl: Plan, s: Site, pre: str, gid: dict[int, str]) ->
     for d in free:  # the guard depends on a dimension the address does not: any work-item of the group
         emit(f"for (int {pre}j{d} = {pre}b{d}; {pre}j{d} < {pre}b{d} + {pre}s{d} && !{pre}need; "
              f"{pre}j{d}++) {{", True)
-    for name in sorted(needed, key=lambda n: b.locals[n].decl.start_byte):
+    for name in sorted(needed, key=lambda n: _declared_at(b.locals[n])):
         loc = b.locals[name]
         ty = re.sub(r"\bconst\b\s*", "", loc.type).strip() or "int"
         emit(f"const {ty} {name} = {cs.replace_gid(b.src(loc.value), gid)};")  # type: ignore[arg-type]
@@ -488,6 +488,12 @@ def _site_block(b: cs.Body, pl: Plan, s: Site, pre: str, gid: dict[int, str]) ->
         out.append(pad * depth + "}")
     out.append("}")
     return out
+
+
+def _declared_at(loc: cs.Local) -> tuple[int, int]:
+    """Source order of a local, also among several declared in one statement (``int x = .., y = ..;``):
+    the set the names come from has no order of its own, and the text must not depend on the hash seed."""
+    return loc.decl.start_byte, loc.value.start_byte if loc.value is not None else 0
 
 
 def variables_used(pl: Plan) -> list[str]:

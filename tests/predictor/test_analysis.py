@@ -322,3 +322,41 @@ kernel void f(global const int *idx, global float *y) {
     assert {(a.param, a.kind, a.pattern) for a in k.accesses} == {
         ("idx", "load", "contiguous"), ("y", "load", "indirect"), ("y", "atomic", "indirect")}
     assert k.loops[0].trip_count is None and k.loops[0].varies
+
+
+def test_an_escape_loop_counts_its_iteration_bound_as_the_most_it_runs():
+    k = kernel("""
+kernel void esc(global int *out, int maxit) {
+    float x = get_global_id(0) * 0.001f, y = 0.0f;
+    int it = 0;
+    while (x * x + y * y < 4.0f && it < maxit) {
+        float t = x * x - y * y + 0.3f;
+        y = 2.0f * x * y + 0.1f;
+        x = t;
+        ++it;
+    }
+    out[get_global_id(0)] = it;
+}""")
+    (lp,) = k.loops
+    assert lp.trip is not None and lp.trip.bound and lp.varies
+    assert lp.trip_expr == "at most maxit" and lp.trips_for({"maxit": 200}) == 200
+    assert k.ops_for({"maxit": 200}).flops > 100 * k.ops_for({"maxit": 1}).flops / 2
+
+
+def test_a_loop_stepping_by_the_work_group_size_counts_per_launch():
+    from clperf.predictor.analysis.records import launch_args
+
+    k = kernel("""
+kernel void gridsum(global const float *in, global float *out, int m) {
+    float acc = 0.0f;
+    for (int i = get_local_id(0); i < m; i += get_local_size(0))
+        acc += in[i];
+    out[get_global_id(0)] = acc;
+}""")
+    (lp,) = k.loops
+    assert lp.trip_count is None and lp.varies  # taken at work-item 0: the most any work-item runs
+    assert lp.trips_for({"m": 4096}) is None  # no launch size given
+    assert lp.trips_for(launch_args({"m": 4096}, [256], [256])) == 16
+    assert lp.trips_for(launch_args({"m": 4096}, [256], [64])) == 64
+    counts = dict((a.param, n) for a, n in k.access_counts_for(launch_args({"m": 4096}, [256], [128])))
+    assert counts["in"] == 32

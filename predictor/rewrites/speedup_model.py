@@ -1,0 +1,64 @@
+"""The time a rewrite's speedup is predicted from: the roofline, applied to the kernel as the device's own
+compiler builds it and with the device's cost of an integer division.
+
+A speedup compares two versions of one kernel, so what the device's compiler does to both matters more
+than for one estimate. Three device facts (``profiles.ProfileFacts``, each profile says where its values
+come from) change the roofline's inputs here, and only here: ``estimate`` and the learned model's features
+(``features.compute``) keep the plain roofline they were built and trained on.
+
+* **The compiler's own unrolling** (``compiler_unroll_threshold``). The analysis compiles with loops kept
+  rolled so trip counts can be read. A device compiler that fully unrolls small constant-trip loops itself
+  (NVIDIA's) runs the original kernel unrolled already, so an unroll pragma or a manual unroll gains
+  nothing there. Both versions are analysed again as LLVM's full unroller at that size threshold builds
+  them (``report.analyze_text(..., unroll_threshold=...)``).
+* **SIMD across work-items on a CPU** (``loop_free_simd_lanes``). PoCL vectorises its loop over the
+  work-items only when the kernel body has no loop left (LLVM vectorises innermost loops), so unrolling
+  the last loop of a kernel multiplies its compute rate by the SIMD width; the FLOP peak itself was
+  measured by a kernel with a loop, i.e. at the scalar rate.
+* **Integer division** (``int_div_ops``). A division or remainder by a run-time value is one IR op but
+  many instructions on a GPU, which has no integer divider: the ``__local`` tile's loader (a strided loop
+  with a division and a remainder per element) costs more than the plain roofline counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from clperf.predictor import profiles
+from clperf.predictor import roofline as rl
+
+from clperf.records import Device, Scenario
+
+MODEL = f"roofline+compiler {rl.MODEL_VERSION}"  # named in each prediction's note
+
+
+def as_compiled(text: str, kernel: Any, device: Device, path: Path | None = None,
+                build_options: str = "") -> Any:
+    """``kernel`` (a KernelReport of ``text``) as ``device``'s compiler builds it: analysed again with the
+    compiler's own full unrolling when the device does that, else unchanged."""
+    threshold = profiles.facts(device).compiler_unroll_threshold
+    if threshold <= 0:
+        return kernel
+    from clperf.predictor.report import analyze_text
+
+    k = analyze_text(text, path, build_options, unroll_threshold=threshold).kernel(kernel.name)
+    return k if k is not None and k.analyzed else kernel
+
+
+def has_loops(kernel: Any) -> bool:
+    """Whether a loop is left in the compiled kernel (one the optimiser removed or unrolled is not)."""
+    return any(chain for chain, _ops in getattr(kernel, "op_groups", ())) or any(
+        a.in_loop for a in getattr(kernel, "accesses", ()))
+
+
+def roofline_for(kernel: Any, scenario: Scenario, device: Device) -> rl.Roofline:
+    """The roofline of ``kernel`` (already ``as_compiled``) with the device's compute facts applied."""
+    bw, fl, measured = profiles.peaks(device)
+    facts = profiles.facts(device)
+    t = rl.traffic(kernel, scenario, device.type)
+    lanes = float(facts.loop_free_simd_lanes) if not has_loops(kernel) else 1.0
+    int_ops = t.int_ops + (facts.int_div_ops - 1.0) * t.int_divs  # each division as the ops it becomes
+    t = replace(t, flops=t.flops / lanes, int_ops=int_ops / lanes)
+    return rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured)

@@ -1,0 +1,138 @@
+"""The rewrite speedup model: the device compiler's own unrolling, SIMD across work-items on PoCL, and the
+cost of an integer division. Real clang, the shipped device profiles, and one made-up device that knows
+nothing about its compiler."""
+
+from __future__ import annotations
+
+import pytest
+from clperf.predictor import profiles, rewrites
+from clperf.predictor.report import analyze_text
+from clperf.predictor.rewrites import speedup_model
+
+from clperf.records import Device
+from clperf.scenario import parse_flags
+
+# A fixed 8-iteration loop whose unrolled form is loop-free (Horner's rule, compute only).
+HORNER = """
+// clperf: --global 65536 --local 64 --arg x=65536 --arg y=65536
+__kernel void horner(__global const float* x, __global float* y) {
+    int i = get_global_id(0);
+    float v = x[i];
+    float acc = 0.0f;
+    for (int k = 0; k < 8; k++) {
+        acc = acc * v + 0.5f * (float)k + acc * acc;
+    }
+    y[i] = acc;
+}
+"""
+
+# The same loop, but its trip count is an argument: no compiler can unroll it fully.
+HORNER_N = HORNER.replace("k < 8", "k < n").replace("__global float* y)", "__global float* y, int n)") \
+    .replace("--arg y=65536", "--arg y=65536 --arg n=8")
+
+# Nothing known about its compiler (no shipped profile), peaks given so the roofline can run.
+PLAIN = Device(name="Plain GPU", platform="none", type="gpu", compute_units=100, clock_mhz=1500,
+               local_mem_bytes=49152, max_work_group_size=1024, driver="1", peak_bandwidth_gbs=1000.0,
+               peak_gflops=1000.0)
+
+
+def _h200() -> Device:
+    return profiles.select_device("h200", discover=False)
+
+
+def _pocl() -> Device:
+    return profiles.select_device("Portable Computing Language", discover=False)
+
+
+def _unroll_speedups(text: str, device: Device) -> dict[str, float]:
+    report = analyze_text(text)
+    f = next(f for f in report.findings if f.rule == "unroll-candidate")
+    k = report.kernel(f.kernel)
+    scenario = rewrites.scenario_for(text, k, parse_flags("--global 1048576 --local 256 --arg x=1048576 "
+                                                          "--arg y=1048576"))
+    out = {}
+    for rw in rewrites.available(text, report, f, device=device, scenario=scenario):
+        assert rw.enabled and rw.predicted_speedup is not None, rw.disabled_reason
+        out[rw.kind] = rw.predicted_speedup
+    return out
+
+
+def test_profiles_say_what_their_compiler_does() -> None:
+    h200, pocl = profiles.facts(_h200()), profiles.facts(_pocl())
+    assert h200.compiler_unroll_threshold > 0 and h200.int_div_ops > 1
+    assert pocl.compiler_unroll_threshold == 0 and pocl.loop_free_simd_lanes == 8
+    plain = profiles.facts(PLAIN)
+    assert (plain.compiler_unroll_threshold, plain.loop_free_simd_lanes, plain.int_div_ops) == (0, 1, 1.0)
+
+
+def test_the_h200_compiler_unrolls_a_constant_loop_itself() -> None:
+    k = analyze_text(HORNER).kernel("horner")
+    assert speedup_model.has_loops(k)  # the analysis keeps loops rolled so trip counts can be read
+    compiled = speedup_model.as_compiled(HORNER, k, _h200())
+    assert not speedup_model.has_loops(compiled)
+    # the same memory work without the loop; unrolled, `0.5f * (float)k` folds to constants
+    assert compiled.ops.global_load_bytes == k.ops.global_load_bytes == 4
+    assert 0 < compiled.ops.flops <= k.ops.flops
+    kn = analyze_text(HORNER_N).kernel("horner")
+    assert speedup_model.has_loops(speedup_model.as_compiled(HORNER_N, kn, _h200()))
+
+
+def test_a_device_without_its_own_unrolling_keeps_the_loop() -> None:
+    k = analyze_text(HORNER).kernel("horner")
+    assert speedup_model.as_compiled(HORNER, k, PLAIN) is k
+    assert speedup_model.as_compiled(HORNER, k, _pocl()) is k
+
+
+def test_unrolling_gains_nothing_where_the_compiler_unrolls_already() -> None:
+    for kind, s in _unroll_speedups(HORNER, _h200()).items():
+        assert s == pytest.approx(1.0, abs=0.03), kind
+
+
+def test_unrolling_gains_where_the_compiler_keeps_the_loop() -> None:
+    plain = _unroll_speedups(HORNER, PLAIN)
+    assert plain["pragma-unroll"] > 1.1 and plain["manual-unroll"] > 1.1
+    # on PoCL the unrolled kernel is loop-free, so it runs SIMD-wide: far more than the loop overhead
+    pocl = _unroll_speedups(HORNER, _pocl())
+    assert pocl["pragma-unroll"] > 3 * plain["pragma-unroll"]
+
+
+def test_simd_lanes_apply_only_without_a_loop() -> None:
+    pocl = _pocl()
+    flags = "--global 1048576 --local 256 --arg x=1048576 --arg y=1048576"
+    kn = analyze_text(HORNER_N).kernel("horner")  # a loop is left
+    ku = _unrolled(HORNER)  # loop-free
+    scn = rewrites.scenario_for(HORNER_N, kn, parse_flags(flags + " --arg n=8"))
+    scu = rewrites.scenario_for(HORNER, ku, parse_flags(flags))
+
+    def ratio(k, sc) -> float:  # noqa: ANN001 - the PoCL compute time over the plain device's
+        return (speedup_model.roofline_for(k, sc, pocl).compute_ms
+                / speedup_model.roofline_for(k, sc, PLAIN).compute_ms)
+
+    # the same counts on a device that knows nothing: only the PoCL lanes differ between the two ratios
+    assert ratio(ku, scu) == pytest.approx(ratio(kn, scn) / 8, rel=1e-6)
+
+
+def _unrolled(text: str):  # noqa: ANN202
+    return analyze_text(text, unroll_threshold=300).kernel("horner")
+
+
+DIVIDE = """
+__kernel void divide(__global const int* a, __global int* b, int d) {
+    int i = get_global_id(0);
+    b[i] = a[i] / d + a[i] % 7;
+}
+"""
+
+
+def test_divisions_by_a_run_time_value_are_counted_and_weighed() -> None:
+    k = analyze_text(DIVIDE).kernel("divide")
+    assert k.ops.int_divs == 1  # `/ d`; `% 7` by a constant compiles to multiplies and shifts
+    scenario = parse_flags("--global 1048576 --local 256 --arg a=1048576 --arg b=1048576 --arg d=3")
+    sc = rewrites.scenario_for(DIVIDE, k, scenario)
+    h200, plain = _h200(), PLAIN
+    t_h = speedup_model.roofline_for(k, sc, h200)
+    t_p = speedup_model.roofline_for(k, sc, plain)
+    fl_h, fl_p = profiles.peaks(h200)[1], profiles.peaks(plain)[1]
+    # in flop-peak units, the H200 charges the division int_div_ops integer ops, the plain device one
+    extra = (t_h.compute_ms * fl_h - t_p.compute_ms * fl_p) * 1e6 / sc.work_items
+    assert extra == pytest.approx(2.0 * (profiles.facts(h200).int_div_ops - 1.0), rel=1e-6)
