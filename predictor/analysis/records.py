@@ -51,6 +51,8 @@ class TripCount:
 
     ``bound``: the loop can also leave another way (a ``break``, ``while (x < 4 && it < n)``), so this is
     the most it runs. ``varies``: the count was taken at work-item 0 (``i = get_global_id(0)``).
+    ``average``: the bounds are loaded values and the loop walks a buffer; the count is that buffer's
+    length over the work-items, what the work-items run on average.
     Evaluate with ``args`` holding kernel arguments by name and launch sizes under ``@lsz0`` and so on
     (``launch_args``)."""
 
@@ -59,6 +61,7 @@ class TripCount:
     den_sym: poly.FrozenPoly = ()
     bound: bool = False
     varies: bool = False
+    average: bool = False  # loaded bounds: the buffer it walks shared among the work-items, on average
 
     def value(self, args: Mapping[str, int | float]) -> int | None:
         vals = {(k[1:] if k.startswith("@") else f"arg:{k}"): a for k, a in args.items()}
@@ -87,6 +90,7 @@ class TripCount:
                          [" * ".join(m) for m, _ in self.den_sym])
         if not den:
             return text
+        den = f"({den})" if " * " in den else den
         return f"ceil({text} / {den})" if len(self.num) == 1 else f"ceil(({text}) / {den})"
 
 

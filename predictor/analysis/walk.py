@@ -123,6 +123,7 @@ class _Loop:
     column: int = 0
     trip: TripCount | None = None
     varies: bool = False
+    data_bound: bool = False  # its bounds are loaded values (``for (e = rowptr[v]; e < rowptr[v + 1]; ...)``)
 
 
 @dataclass
@@ -690,6 +691,8 @@ class KernelWalk:
         step_poly = poly.scale(poly.thaw(den_sym), step) if den_sym else poly.const(step * delta)
         num = poly.add(poly.sub(b, a), step_poly if delta else {})
         if any(not (s_.startswith("arg:") or _is_launch_symbol(s_)) for s_ in poly.symbols(num)):
+            if any(s_.startswith("ld:") for s_ in poly.symbols(num)):
+                lp.data_bound = True
             return None, bool(self.deps(num) or any(s_ in self.sym_load for s_ in poly.symbols(num)))
         if any(c.denominator != 1 for c in num.values()):
             return None, varies
@@ -797,6 +800,7 @@ class KernelWalk:
                     read.add(a.param)
                 if a.kind in ("store", "atomic"):
                     written.add(a.param)
+        self._partition_trips(accesses)
         loops = self._loop_infos()
         order = self._loop_order
         accesses = [_renumber(a, order, loops) for a in accesses]
@@ -814,6 +818,30 @@ class KernelWalk:
             written,
         )
 
+    def _partition_trips(self, accesses: list[Access]) -> None:
+        """A loop between loaded bounds that walks a buffer (``for (e = rowptr[v]; e < rowptr[v + 1]; ++e)
+        ... adj[e]``: CSR rows, graph adjacency, segments) splits that buffer among the work-items: on
+        average it runs ``len(buffer) / work-items`` times (``TripCount.average``)."""
+        gsz = tuple(f"gsz{d}" for d in range(max(1, self.dims_used)))
+        for k, lp in enumerate(self.loops):
+            if lp.trip is not None or not lp.data_bound:
+                continue
+            it = f"it:{k}"
+            # every element is visited once in all (whatever the step: lanes of a row interleave)
+            walked = next((a.param for a in accesses
+                           if a.param and a.address_space == "global" and k in a.loops and a.offset
+                           and self.arg_pointer.get(a.param) and self._steps_with(a, it)), None)
+            if walked is not None:
+                lp.trip = TripCount(poly.freeze({(f"arg:{walked}",): Fraction(1)}), 1,
+                                    poly.freeze({gsz: Fraction(1)}), varies=True, average=True)
+                lp.varies = True
+
+    @staticmethod
+    def _steps_with(a: Access, it: str) -> bool:
+        """The access's address moves by a constant with iteration ``it``."""
+        c = poly.coefficient(poly.thaw(a.offset), it)
+        return c is not None and poly.constant_value(c) not in (None, 0)
+
     def _loop_infos(self) -> list[LoopInfo]:
         idx = sorted(range(len(self.loops)), key=lambda i: (self.loops[i].line, self.loops[i].column))
         self._loop_order = {old: new for new, old in enumerate(idx)}
@@ -824,7 +852,8 @@ class KernelWalk:
             # a constant bound stays the count (a loop that can break out may still be worth unrolling)
             count = trip.constant if trip is not None else None
             expr = None if trip is None or count is not None else \
-                (f"at most {trip.expr}" if trip.bound else trip.expr)
+                (f"at most {trip.expr}" if trip.bound else f"about {trip.expr} on average" if trip.average
+                 else trip.expr)
             out.append(
                 LoopInfo(
                     lp.line,

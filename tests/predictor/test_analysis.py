@@ -360,3 +360,23 @@ kernel void gridsum(global const float *in, global float *out, int m) {
     assert lp.trips_for(launch_args({"m": 4096}, [256], [64])) == 64
     counts = dict((a.param, n) for a, n in k.access_counts_for(launch_args({"m": 4096}, [256], [128])))
     assert counts["in"] == 32
+
+
+def test_a_loop_between_loaded_bounds_shares_the_buffer_it_walks_among_the_work_items():
+    from clperf.predictor.analysis.records import launch_args
+
+    k = kernel("""
+kernel void rows(global const int *rowptr, global const int *col, global const float *x, global float *y) {
+    int r = get_global_id(0);
+    float acc = 0.0f;
+    for (int e = rowptr[r]; e < rowptr[r + 1]; ++e)
+        acc += x[col[e]];
+    y[r] = acc;
+}""")
+    (lp,) = k.loops
+    assert lp.trip is not None and lp.trip.average and lp.varies
+    assert lp.trip_expr == "about ceil(col / gsz0) on average"
+    args = launch_args({"rowptr": 1025, "col": 8192, "x": 1024, "y": 1024}, [1024], [64])
+    assert lp.trips_for(args) == 8
+    counts = {a.param: n for a, n in k.access_counts_for(args) if a.kind == "load"}
+    assert counts["col"] == 8 and counts["x"] == 8 and counts["rowptr"] == 1
