@@ -147,9 +147,10 @@ def _access_features(f: dict[str, float], kernel: Any, scenario: Scenario | None
     max_stride = 0.0
     n_access = 0
     counts: list[tuple[Any, float]] = []
+    counting = rl.count_args(scenario) if scenario is not None else {}  # arguments and launch sizes
     if kernel is not None and scenario is not None:
         try:
-            counts = list(kernel.access_counts_for(rl.count_args(scenario)))
+            counts = list(kernel.access_counts_for(counting))
         except Exception:  # noqa: BLE001 - a kernel the analysis could not count has no access features
             counts = []
     for a, per_item in counts:
@@ -180,7 +181,7 @@ def _access_features(f: dict[str, float], kernel: Any, scenario: Scenario | None
     trips = []
     unknown = 0
     for lp in loops:
-        v = lp.trips_for(rl.count_args(scenario)) if scenario is not None and hasattr(lp, "trips_for") \
+        v = lp.trips_for(counting) if scenario is not None and hasattr(lp, "trips_for") \
             else lp.trip_count
         if v is None:
             unknown += 1
