@@ -119,10 +119,12 @@ def _for_analysis(text: str) -> str:
 def compiler_unroll_options(threshold: int) -> list[str]:
     """clang options that build like an LLVM-based device compiler that unrolls on its own: ``-O3`` (what
     such drivers build at) with LLVM's full unrolling of constant-trip loops up to a size ``threshold``
-    (``-unroll-threshold``); none for 0."""
+    (``-unroll-threshold``); none for 0. Run-time unrolling is off: it leaves a remainder copy of a loop,
+    which the analysis would count as a second loop."""
     if threshold <= 0:
         return []
-    return ["-O3", "-funroll-loops", "-mllvm", f"-unroll-threshold={int(threshold)}"]
+    return ["-O3", "-funroll-loops", "-mllvm", f"-unroll-threshold={int(threshold)}",
+            "-mllvm", "-unroll-runtime=false"]
 
 
 def analyze_text(text: str, path: Path | None = None, build_options: str = "", *,

@@ -28,7 +28,7 @@ from clperf.records import Bound, Device, Scenario, type_size
 from clperf.scenario import evaluate
 
 MODEL_NAME = "roofline"
-MODEL_VERSION = "1"
+MODEL_VERSION = "2"
 
 SEGMENT_BYTES = {"gpu": 32, "cpu": 64, "accelerator": 64}  # GPU sector, CPU cache line
 SIMD_LANES = {"gpu": 32, "cpu": 8, "accelerator": 16}  # work-items that share one uniform load
@@ -74,6 +74,8 @@ class Traffic:
     int_ops: float
     barriers: float  # barrier executions per work-item
     int_divs: float = 0.0  # divisions by a run-time value (also in int_ops; the roofline adds no more)
+    fp64_ops: float = 0.0  # double-precision instructions (also in flops)
+    special_ops: float = 0.0  # special-function results: exp, sqrt, sin, divisions... (also in flops)
 
     @property
     def effective_bytes(self) -> float:
@@ -137,6 +139,8 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     flops = _ops_value(ops, "flops") * n
     int_ops = _ops_value(ops, "int_ops") * n
     int_divs = _ops_value(ops, "int_divs") * n
+    fp64 = _ops_value(ops, "fp64_ops") * n
+    special = _ops_value(ops, "special_ops") * n
     local = (_ops_value(ops, "local_load_bytes") + _ops_value(ops, "local_store_bytes")) * n
     ops_global = (_ops_value(ops, "global_load_bytes") + _ops_value(ops, "global_store_bytes")
                   + _ops_value(ops, "constant_load_bytes")) * n
@@ -169,7 +173,7 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
             dram += issued
     issued_total = sum(issued_by_param.values())
     barriers = float(getattr(kernel, "barriers", 0) or 0)
-    return Traffic(n, issued_total, dram, useful, local, flops, int_ops, barriers, int_divs)
+    return Traffic(n, issued_total, dram, useful, local, flops, int_ops, barriers, int_divs, fp64, special)
 
 
 def count_args(scenario: Scenario) -> dict[str, int | float]:
@@ -187,13 +191,24 @@ RESIDENT_ITEMS = {"gpu": 2048, "cpu": 8, "accelerator": 64}
 DEPENDENT_CYCLES = 4.0
 
 
+def compute_ops(t: Traffic, device: Device) -> float:
+    """The launch's arithmetic in FMA-counted flops of the peak rate: integer ops at INT_OP_COST, and
+    double-precision and special-function instructions at the device's extra costs (``profiles.ProfileFacts``).
+    (Charging every float instruction the issue slot of an FMA fitted the H200 training data worse.)"""
+    from clperf.predictor.profiles import facts
+
+    f = facts(device)
+    return (t.flops + (f.fp64_cost - 1.0) * t.fp64_ops + (f.special_op_cost - 1.0) * t.special_ops
+            + INT_OP_COST * t.int_ops)
+
+
 def serial_ms(t: Traffic, device: Device) -> float:
     """Waves of resident work-items times one work-item's operation chain at DEPENDENT_CYCLES each."""
     if not t.work_items or not device.clock_mhz:
         return 0.0
     resident = max(1, device.compute_units) * RESIDENT_ITEMS.get(device.type, 8)
     waves = math.ceil(t.work_items / resident)
-    per_item = (t.flops + INT_OP_COST * t.int_ops) / t.work_items
+    per_item = compute_ops(t, device) / t.work_items
     return waves * per_item * DEPENDENT_CYCLES / (device.clock_mhz * 1e3)
 
 
@@ -205,7 +220,7 @@ def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, fl
     dram_ms = t.dram_bytes / bw
     cache_ms = (t.issued_bytes + t.local_bytes) / (CACHE_FACTOR * bw)
     memory_ms = max(dram_ms, cache_ms)
-    compute_ms = (t.flops + INT_OP_COST * t.int_ops) / fl
+    compute_ms = compute_ops(t, device) / fl
     busy = max(memory_ms, compute_ms)
     time_ms = floor_ms + busy
     if floor_ms >= busy:

@@ -194,6 +194,10 @@ class Ops:
     # integer divisions and remainders by a non-constant divisor, also counted in ``int_ops``; the rewrite
     # speedup model weighs them by what the device compiles one to (``profiles.ProfileFacts.int_div_ops``)
     int_divs: float = 0
+    # double-precision instructions and special-function results (exp, log, sin, sqrt, pow, divisions...),
+    # also counted in ``flops``: the roofline weighs them by the device's costs (``ProfileFacts``)
+    fp64_ops: float = 0
+    special_ops: float = 0
     trip_unknown: bool = False  # some loop's trip count was unknown and counted once
 
     def scaled(self, k: float) -> Ops:

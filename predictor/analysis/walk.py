@@ -746,6 +746,10 @@ class KernelWalk:
                 op = self.opc(inst)
                 if op in _FLOAT_OPS:
                     _bump(g, "flops", self._lanes(inst))
+                    if op in ("fdiv", "frem"):
+                        _bump(g, "special_ops", self._lanes(inst))
+                    if "double" in self.tstr(inst):
+                        _bump(g, "fp64_ops", self._lanes(inst))
                 elif op in _INT_OPS:
                     _bump(g, "int_ops", self._lanes(inst) if op != "icmp" else 1)
                     if op in _DIVS and self._const(self.opers(inst)[1]) is None:
@@ -785,8 +789,14 @@ class KernelWalk:
                         self._access(inst, "store", ops[0], f"[{n} x i8]", chain, accesses, g)
                     elif callee.startswith(("llvm.fmuladd", "llvm.fma", "_Z3mad", "_Z3fma")):
                         _bump(g, "flops", 2 * self._lanes(inst))
+                        if "double" in self.tstr(inst):
+                            _bump(g, "fp64_ops", self._lanes(inst))
                     elif _FLOAT_RESULT.match(self.text[inst]) and callee not in _WORK_ITEM:
                         _bump(g, "flops", self._lanes(inst))
+                        if "double" in self.tstr(inst):
+                            _bump(g, "fp64_ops", self._lanes(inst))
+                        if _is_special(callee):
+                            _bump(g, "special_ops", self._lanes(inst))
                     elif not callee.startswith("llvm.") and callee not in _WORK_ITEM:
                         for o in ops[:-1]:  # an opaque call may read and write any buffer it is given
                             if self.tstr(o).startswith("ptr"):
@@ -1060,6 +1070,30 @@ def _space(type_text: str) -> str:
 def _lanes(type_text: str) -> int:
     m = re.match(r"<(\d+) x ", type_text)
     return int(m.group(1)) if m else 1
+
+
+# OpenCL built-ins that are not one FMA-class instruction on any device: a GPU runs them on its special
+# function units (or as a longer sequence when full precision is asked for), a CPU calls a vector library
+_SPECIAL = {
+    "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "logb", "pow", "pown", "powr", "rootn",
+    "sqrt", "rsqrt", "cbrt", "sin", "cos", "tan", "sincos", "asin", "acos", "atan", "atan2", "sinh", "cosh",
+    "tanh", "asinh", "acosh", "atanh", "sinpi", "cospi", "tanpi", "asinpi", "acospi", "atanpi", "atan2pi",
+    "erf", "erfc", "tgamma", "lgamma", "lgamma_r", "hypot", "fmod", "remainder", "remquo", "divide", "recip",
+}
+_MANGLED = re.compile(r"_Z(\d+)(\w+)")
+
+
+def _is_special(callee: str) -> bool:
+    """``_Z3expf`` / ``_Z10native_sinDv4_f`` / ``llvm.sqrt.f32``: a special function?"""
+    if callee.startswith("llvm."):
+        return callee.split(".")[1] in _SPECIAL
+    m = _MANGLED.match(callee)
+    if not m:
+        return False
+    name = m.group(2)[: int(m.group(1))]
+    for prefix in ("native_", "half_"):
+        name = name.removeprefix(prefix)
+    return name in _SPECIAL
 
 
 def _bump(g: dict[str, float], key: str, n: float) -> None:

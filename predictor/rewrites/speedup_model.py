@@ -60,5 +60,6 @@ def roofline_for(kernel: Any, scenario: Scenario, device: Device) -> rl.Roofline
     t = rl.traffic(kernel, scenario, device.type)
     lanes = float(facts.loop_free_simd_lanes) if not has_loops(kernel) else 1.0
     int_ops = t.int_ops + (facts.int_div_ops - 1.0) * t.int_divs  # each division as the ops it becomes
-    t = replace(t, flops=t.flops / lanes, int_ops=int_ops / lanes)
+    t = replace(t, flops=t.flops / lanes, int_ops=int_ops / lanes, fp64_ops=t.fp64_ops / lanes,
+                special_ops=t.special_ops / lanes)
     return rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured)

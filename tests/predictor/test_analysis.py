@@ -235,6 +235,22 @@ kernel void d(global const double *x, global double *y, double s) {
     assert one(k, "x").element_size == 8
     assert k.ops.global_load_bytes == 16 and k.ops.global_store_bytes == 8
     assert k.ops.flops == 2  # one fused multiply-add
+    assert k.ops.fp64_ops == 1 and k.ops.special_ops == 0  # the FMA is one double instruction
+
+
+def test_special_functions_and_double_precision_are_counted_apart():
+    k = kernel("""
+kernel void f(global double *a, global float4 *b, global float *c) {
+    int i = get_global_id(0);
+    a[i] = exp(a[i]) + a[i] / a[i + 1];
+    b[i] = native_sin(b[i]) * b[i];
+    c[i] = fma(c[i], c[i], fabs(c[i])) + sqrt(c[i]);
+}""")
+    # double: exp, the division and the add; special: exp, the division, 4 lanes of sin and the sqrt
+    assert k.ops.fp64_ops == 3
+    assert k.ops.special_ops == 2 + 4 + 1
+    # fabs is not special, the fma counts 2 flops and is single precision
+    assert k.ops.flops == 3 + (4 + 4) + (1 + 2 + 1 + 1)
 
 
 def test_atomics_builtin_and_local():

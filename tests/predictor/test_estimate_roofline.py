@@ -38,6 +38,16 @@ def test_flop_heavy_kernel_is_compute_bound() -> None:
     assert r.compute_ms == pytest.approx(20.0)
 
 
+def test_double_precision_and_special_functions_cost_the_device_facts() -> None:
+    plain = rl.roofline(_traffic(flops=1e12), GPU, 1000.0, 50000.0, 0.0)
+    f = profiles.facts(GPU)
+    t = rl.Traffic(1 << 20, 0.0, 0.0, 0.0, 0.0, 1e12, 0.0, 0.0, fp64_ops=5e11, special_ops=1e11)
+    r = rl.roofline(t, GPU, 1000.0, 50000.0, 0.0)
+    extra = (f.fp64_cost - 1) * 5e11 + (f.special_op_cost - 1) * 1e11
+    assert r.compute_ms == pytest.approx(plain.compute_ms * (1e12 + extra) / 1e12)
+    assert f.fp64_cost > 1 and f.special_op_cost > 1
+
+
 def test_wasted_segments_cost_cache_bandwidth() -> None:
     lean = rl.roofline(_traffic(dram=1e8), GPU, 1000.0, 50000.0, 0.0)
     wasteful = rl.roofline(_traffic(dram=1e8, issued=32e8), GPU, 1000.0, 50000.0, 0.0)
