@@ -193,8 +193,9 @@ DEPENDENT_CYCLES = 4.0
 
 def compute_ops(t: Traffic, device: Device) -> float:
     """The launch's arithmetic in FMA-counted flops of the peak rate: integer ops at INT_OP_COST, and
-    double-precision and special-function instructions at the device's extra costs (``profiles.ProfileFacts``).
-    (Charging every float instruction the issue slot of an FMA fitted the H200 training data worse.)"""
+    double-precision and special-function instructions at the device's extra costs
+    (``profiles.ProfileFacts``). Charging every float instruction the issue slot of an FMA was tried: it
+    fitted the H200 training data worse."""
     from clperf.predictor.profiles import facts
 
     f = facts(device)
