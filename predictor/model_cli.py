@@ -54,6 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
     t.add_argument("--members", type=int, default=1,
                    help="train an ensemble of this many networks (seeds SEED, SEED+1, ...) and average "
                         "them; they train in parallel on half the cores, within the one time budget")
+    t.add_argument("--split-from", type=Path, default=None, metavar="MODEL",
+                   help="hold out the same families and kernels as the model in this folder (kernels added "
+                        "to the corpus since then train), so evaluations stay comparable")
     add_json_flag(t)
     t.set_defaults(run=_train)
 
@@ -164,7 +167,7 @@ def _train(ns: argparse.Namespace) -> int:
         raise InputError(f"--members must be at least 1, not {ns.members}")
     summary = train.run(ns.data, ns.out, minutes=ns.minutes, epochs=ns.epochs, test_share=ns.test_share,
                         seed=ns.seed, device_type=ns.device_type, progress=not ns.json,
-                        use_code=not ns.no_code, members=ns.members)
+                        use_code=not ns.no_code, members=ns.members, split_from=ns.split_from)
     if ns.json:
         json.dump(summary, sys.stdout, indent=2)
         print()

@@ -630,7 +630,8 @@ def fit_members(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[i
 
 def run(data: Sequence[Path], out: Path, *, minutes: float = 12.0, epochs: int | None = None,
         test_share: float = 0.2, seed: int = 0, device_type: str = "auto", progress: bool = True,
-        sources: Sequence[Path] = (), use_code: bool = True, members: int = 1) -> dict[str, Any]:
+        sources: Sequence[Path] = (), use_code: bool = True, members: int = 1,
+        split_from: Path | None = None) -> dict[str, Any]:
     """Build examples, split, fit the network (or ``members`` of an ensemble), write the model folder;
     returns a summary."""
     from clperf.predictor import network, tokenizer
@@ -639,7 +640,13 @@ def run(data: Sequence[Path], out: Path, *, minutes: float = 12.0, epochs: int |
     ex = build(data, sources=sources, progress=progress)
     if len(ex) == 0:
         raise InputError(f"no usable measurements in {', '.join(map(str, data))}: {ex.skipped}")
-    split = make_split(ex, test_share, seed)
+    if split_from is not None:  # the held-out split of an earlier model: kernels added since then train
+        meta_path = split_from / "meta.json"
+        if not meta_path.exists():
+            raise InputError(f"--split-from {split_from}: no model there (no meta.json)")
+        split = Split.from_json(json.loads(meta_path.read_text())["split"])
+    else:
+        split = make_split(ex, test_share, seed)
     part = split.assign(ex)
     train_k = sorted(set(ex.kernel[part == 0].tolist()))
     tok = tokenizer.train_tokenizer([ex.kernel_text[k] for k in train_k] +
