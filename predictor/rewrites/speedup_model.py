@@ -11,10 +11,12 @@ come from) change the roofline's inputs here, and only here: ``estimate`` and th
   (NVIDIA's) runs the original kernel unrolled already, so an unroll pragma or a manual unroll gains
   nothing there. Both versions are analysed again as LLVM's full unroller at that size threshold builds
   them (``report.analyze_text(..., unroll_threshold=...)``).
-* **SIMD across work-items on a CPU** (``loop_free_simd_lanes``). PoCL vectorises its loop over the
-  work-items only when the kernel body has no loop left (LLVM vectorises innermost loops), so unrolling
-  the last loop of a kernel multiplies its compute rate by the SIMD width; the FLOP peak itself was
-  measured by a kernel with a loop, i.e. at the scalar rate.
+* **SIMD across work-items on a CPU** (``loop_free_simd_lanes``). PoCL runs each part of a kernel
+  between barriers (a parallel region) as a loop over the work-items and vectorises that loop only when
+  the region has no loop left inside (LLVM vectorises innermost loops). So unrolling the last loop of a
+  kernel multiplies its compute rate by the SIMD width, and in a kernel with barriers (a ``__local``
+  tile: the loader's loops, a barrier, loop-free reads) the work outside loops runs at that rate; the
+  FLOP peak itself was measured by a kernel with a loop, i.e. at the scalar rate.
 * **Integer division** (``int_div_ops``). A division or remainder by a run-time value is one IR op but
   many instructions on a GPU, which has no integer divider: the ``__local`` tile's loader (a strided loop
   with a division and a remainder per element) costs more than the plain roofline counts.
@@ -28,6 +30,7 @@ from typing import Any
 
 from clperf.predictor import profiles
 from clperf.predictor import roofline as rl
+from clperf.predictor.analysis.records import Ops
 
 from clperf.records import Device, Scenario
 
@@ -58,8 +61,17 @@ def roofline_for(kernel: Any, scenario: Scenario, device: Device) -> rl.Roofline
     bw, fl, measured = profiles.peaks(device)
     facts = profiles.facts(device)
     t = rl.traffic(kernel, scenario, device.type)
-    lanes = float(facts.loop_free_simd_lanes) if not has_loops(kernel) else 1.0
-    int_ops = t.int_ops + (facts.int_div_ops - 1.0) * t.int_divs  # each division as the ops it becomes
-    t = replace(t, flops=t.flops / lanes, int_ops=int_ops / lanes, fp64_ops=t.fp64_ops / lanes,
-                special_ops=t.special_ops / lanes)
+    t = replace(t, int_ops=t.int_ops + (facts.int_div_ops - 1.0) * t.int_divs)  # a division as its ops
+    lanes = float(facts.loop_free_simd_lanes)
+    if lanes > 1 and not has_loops(kernel):
+        t = replace(t, flops=t.flops / lanes, int_ops=t.int_ops / lanes, fp64_ops=t.fp64_ops / lanes,
+                    special_ops=t.special_ops / lanes)
+    elif lanes > 1 and getattr(kernel, "barriers", 0):
+        # the loop-free work of a kernel with barriers is in regions of its own (an approximation: a
+        # region holding both a loop and straight-line work runs that work scalar too)
+        free = sum((ops for chain, ops in getattr(kernel, "op_groups", ()) if not chain), Ops())
+        k = (1.0 - 1.0 / lanes) * t.work_items
+        t = replace(t, flops=t.flops - k * free.flops,
+                    int_ops=t.int_ops - k * (free.int_ops + (facts.int_div_ops - 1.0) * free.int_divs),
+                    fp64_ops=t.fp64_ops - k * free.fp64_ops, special_ops=t.special_ops - k * free.special_ops)
     return rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured)

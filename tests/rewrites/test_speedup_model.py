@@ -136,3 +136,32 @@ def test_divisions_by_a_run_time_value_are_counted_and_weighed() -> None:
     # in flop-peak units, the H200 charges the division int_div_ops integer ops, the plain device one
     extra = (t_h.compute_ms * fl_h - t_p.compute_ms * fl_p) * 1e6 / sc.work_items
     assert extra == pytest.approx(2.0 * (profiles.facts(h200).int_div_ops - 1.0), rel=1e-6)
+
+
+# A loop before a barrier, straight-line arithmetic after it: two parallel regions on PoCL.
+REGIONS = """
+__kernel void regions(__global const float* x, __global float* y, int n) {
+    __local float t[256];
+    for (int k = get_local_id(0); k < 256; k += get_local_size(0)) t[k] = x[k];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float v = t[get_local_id(0)];
+    y[get_global_id(0)] = v * v * v + v * v + 3.0f * v + 1.0f / v;
+}
+"""
+
+
+def test_pocl_vectorises_the_loop_free_region_after_a_barrier() -> None:
+    k = analyze_text(REGIONS).kernel("regions")
+    assert k is not None and k.barriers == 1 and speedup_model.has_loops(k)
+    scenario = rewrites.scenario_for(REGIONS, k, parse_flags("--global 1048576 --local 256 --arg x=256 "
+                                                             "--arg y=1048576 --arg n=1048576"))
+    pocl = _pocl()
+    plain = speedup_model.rl.traffic(k, scenario, "cpu")
+    seen = speedup_model.roofline_for(k, scenario, pocl)
+    free = sum((ops.flops for chain, ops in k.op_groups if not chain), 0.0)
+    assert free > 0
+    # the straight-line flops run 8 lanes at once; the loader's loop stays scalar
+    lanes = profiles.facts(pocl).loop_free_simd_lanes
+    bw, fl, _ = profiles.peaks(pocl)
+    assert seen.compute_ms < speedup_model.rl.roofline(plain, pocl, bw, fl, 0.0).compute_ms
+    assert seen.compute_ms > speedup_model.rl.roofline(plain, pocl, bw, fl * lanes, 0.0).compute_ms
