@@ -66,7 +66,7 @@ def roofline_for(kernel: Any, scenario: Scenario, device: Device) -> rl.Roofline
     if lanes > 1 and not has_loops(kernel):
         t = replace(t, flops=t.flops / lanes, int_ops=t.int_ops / lanes, fp64_ops=t.fp64_ops / lanes,
                     special_ops=t.special_ops / lanes)
-    elif lanes > 1 and getattr(kernel, "barriers", 0):
+    elif lanes > 1 and int(getattr(kernel, "barriers", 0) or 0) > 0:
         # the loop-free work of a kernel with barriers is in regions of its own (an approximation: a
         # region holding both a loop and straight-line work runs that work scalar too)
         free = sum((ops for chain, ops in getattr(kernel, "op_groups", ()) if not chain), Ops())
