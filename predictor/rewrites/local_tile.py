@@ -383,8 +383,8 @@ def generate(b: cs.Body, pl: Plan, cap: int, fallback: bool = True) -> list[Text
              f"{pre}s0 = (int)get_local_size(0);")
     L.append(ind + f"const int {pre}b1 = (int)(get_global_id(1) - get_local_id(1)), "
              f"{pre}s1 = (int)get_local_size(1);")
-    # rows by local id 1, columns by local id 0: no division by the (run-time) tile width, which costs
-    # about 20 instructions per element on a GPU and made the loader slower than the reads it saves
+    # rows by local id 1, columns by local id 0: no division by the (run-time) tile width, about 20
+    # instructions per element on a GPU
     L.append(ind + f"for (int {pre}ty = (int)get_local_id(1); {pre}ty < {pre}ey; {pre}ty += {pre}s1) {{")
     L.append(ind * 2 + f"const int {pre}y = {pre + 'b1 + ' if pl.cy else ''}{pl.min_y} + {pre}ty;")
     L.append(ind * 2 + f"for (int {pre}tx = (int)get_local_id(0); {pre}tx < {pre}ex; {pre}tx += {pre}s0) {{")

@@ -18,8 +18,8 @@ come from) change the roofline's inputs here, and only here: ``estimate`` and th
   tile: the loader's loops, a barrier, loop-free reads) the work outside loops runs at that rate; the
   FLOP peak itself was measured by a kernel with a loop, i.e. at the scalar rate.
 * **Integer division** (``int_div_ops``). A division or remainder by a run-time value is one IR op but
-  many instructions on a GPU, which has no integer divider: the ``__local`` tile's loader (a strided loop
-  with a division and a remainder per element) costs more than the plain roofline counts.
+  many instructions on a GPU, which has no integer divider: index arithmetic with ``/`` or ``%`` by an
+  argument costs more than the plain roofline counts.
 """
 
 from __future__ import annotations

@@ -153,3 +153,23 @@ def test_the_example_cache_follows_the_data_not_its_path(tmp_path: Path,
     assert _cache_path([a]) == _cache_path([b.parent])  # another clone, or another machine, finds it
     b.write_text(b.read_text().splitlines()[0] + "\n")
     assert _cache_path([a]) != _cache_path([b])
+
+
+def test_split_from_keeps_an_earlier_models_held_out_kernels(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLPERF_HOME", str(tmp_path / "home"))
+    data = tmp_path / "pocl.jsonl"
+    shutil.copy(DATA / "pocl_map_float.jsonl", data)
+    ex = build([data], sources=[DATA], use_cache=False)
+    held = sorted(k for k in ex.kernel_keys if k.endswith("|mapf_poly8"))
+    assert len(held) == 1
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    split = {"test_families": [], "test_kernels": held, "val_families": [], "val_kernels": []}
+    (earlier / "meta.json").write_text(json.dumps({"split": split}))
+    out = tmp_path / "model"
+    assert main(["train", "--data", str(data), "--out", str(out), "--minutes", "0.3", "--epochs", "1",
+                 "--device-type", "cpu", "--split-from", str(earlier), "--json"]) == 0
+    assert json.loads((out / "meta.json").read_text())["split"] == split
+    # a folder without a model is a clear usage error
+    assert main(["train", "--data", str(data), "--out", str(out), "--split-from", str(tmp_path)]) == 2
