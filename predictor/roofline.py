@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from clperf.predictor import profiles
+
 from clperf.errors import ScenarioError
 from clperf.records import Bound, Device, Scenario, type_size
 from clperf.scenario import evaluate
@@ -196,9 +198,7 @@ def compute_ops(t: Traffic, device: Device) -> float:
     double-precision and special-function instructions at the device's extra costs
     (``profiles.ProfileFacts``). Charging every float instruction the issue slot of an FMA was tried: it
     fitted the H200 training data worse."""
-    from clperf.predictor.profiles import facts
-
-    f = facts(device)
+    f = profiles.facts(device)
     return (t.flops + (f.fp64_cost - 1.0) * t.fp64_ops + (f.special_op_cost - 1.0) * t.special_ops
             + INT_OP_COST * t.int_ops)
 
