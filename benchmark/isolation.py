@@ -138,12 +138,17 @@ class Worker:
         return " | ".join(lines[-4:])
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+        """End the worker's whole process group (its own session), also when the worker itself has exited
+        already: the builder processes it started (``worker.Runner.prebuild``) are in that group and would
+        otherwise live on, waiting for work that never comes."""
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            if self.proc.poll() is None:
                 self.proc.kill()
-            self.proc.wait()
+        self.proc.wait()
 
     def close(self) -> None:
         """Ask the worker to exit, then make sure it did."""

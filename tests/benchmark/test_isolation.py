@@ -83,3 +83,40 @@ def test_progress_is_reported(device):
     seen: list[float] = []
     m, _ = run(device, "fine", on_progress=lambda f, msg: seen.append(f))
     assert m.status == "ok" and seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
+
+
+def test_a_worker_that_crashed_leaves_no_builder_process_behind(device):
+    import signal
+
+    from clperf.benchmark.isolation import Worker
+
+    w = Worker(device)
+    w.start()
+    group = w.proc.pid
+    for i in range(8):  # start the builder processes and leave builds queued and running at close
+        w.send({"op": "prebuild", "source": SRC + f"\n// variant {i}\n", "options": ""})
+    deadline = time.monotonic() + 30
+    while len(_members(group)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(_members(group)) >= 2, "the prebuild started no builder process"
+    os.kill(group, signal.SIGKILL)  # the worker dies abruptly (a crash, the OOM killer); its builders do not
+    w.proc.wait(timeout=10)
+    w.close()
+    deadline = time.monotonic() + 10
+    while _members(group) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _members(group)
+
+
+def _members(group: int) -> list[int]:
+    """Live (not zombie) processes in a process group, from /proc."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == group and fields[0] != "Z":
+                out.append(int(d.name))
+    return out
