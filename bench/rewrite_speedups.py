@@ -124,7 +124,10 @@ def predict(device_text: str, size: str) -> dict[str, Any]:
 # ---- measure (pyopencl only) -------------------------------------------------------------------------------
 
 
-def measure(pred: dict[str, Any], device_text: str, policy_name: str) -> dict[str, Any]:
+def measure(pred: dict[str, Any], device_text: str, policy_name: str, rounds: int) -> dict[str, Any]:
+    """Time original and rewritten of each case in ``rounds`` alternating rounds (original, rewritten,
+    original, ...): the measured speedup is the median of the rounds' ratios, so a slow spell of a shared
+    machine (another job, a frequency change) falls on both versions of one round instead of on one."""
     from clperf.benchmark.devices import select
     from clperf.benchmark.runner import benchmark
     from clperf.benchmark.timing import Policy
@@ -133,32 +136,40 @@ def measure(pred: dict[str, Any], device_text: str, policy_name: str) -> dict[st
 
     device = select(device_text)
     policy = Policy.named(policy_name)
-    originals: dict[tuple[str, str], Any] = {}
     for c in pred["cases"]:
         sc = Scenario.from_json(c["scenario"])
-        key = (c["original"], c["kernel"], json.dumps(c["scenario"], sort_keys=True))
         t0 = time.time()
-        if key not in originals:
-            originals[key] = benchmark(c["original"], c["kernel"], sc, device, policy=policy, timeout_s=300)
-        m0 = originals[key]
-        m1 = benchmark(c["rewritten"], c["kernel"], sc, device, policy=policy, timeout_s=300,
-                       reference=(c["original"], c["kernel"]))
-        c["original_ms"], c["rewritten_ms"] = m0.median_ms, m1.median_ms
+        r0: list[Any] = []
+        r1: list[Any] = []
+        for r in range(rounds):
+            r0.append(benchmark(c["original"], c["kernel"], sc, device, policy=policy, timeout_s=300))
+            r1.append(benchmark(c["rewritten"], c["kernel"], sc, device, policy=policy, timeout_s=300,
+                                reference=(c["original"], c["kernel"]) if r == 0 else None))
+            if not (r0[-1].status == r1[-1].status == "ok"):
+                break
+        m0, m1 = r0[0], r1[0]
+        ok = all(a.status == "ok" and b.status == "ok" and a.median_ms and b.median_ms
+                 for a, b in zip(r0, r1, strict=True))
+        ratios = [a.median_ms / b.median_ms for a, b in zip(r0, r1, strict=True)] if ok else []
+        c["ratios"] = ratios
+        c["original_ms"] = statistics.median(a.median_ms for a in r0) if ok else m0.median_ms
+        c["rewritten_ms"] = statistics.median(b.median_ms for b in r1) if ok else m1.median_ms
         c["original_cv"], c["rewritten_cv"] = m0.cv, m1.cv
         c["matches"] = bool(m1.checked and m1.status == "ok" and m1.error is None)
         c["error"] = m0.error or m1.error if not (m0.status == m1.status == "ok") or m1.error else None
-        ok = m0.status == "ok" and m1.status == "ok" and m0.median_ms and m1.median_ms
-        c["measured"] = m0.median_ms / m1.median_ms if ok else None
-        print(f"measured {c['id']}: {c['measured']} (predicted {c['predicted']}) "
+        c["measured"] = statistics.median(ratios) if ratios else None
+        print(f"measured {c['id']}: {c['measured']} (predicted {c['predicted']}; rounds "
+              f"{' '.join(f'{x:.3f}' for x in ratios)}) "
               f"{'' if c['matches'] else 'MISMATCH ' + str(c['error'])} [{time.time() - t0:.0f}s]",
               file=sys.stderr)
     pred["measured_on"] = device.name
     pred["driver"] = device.driver
+    pred["rounds"] = rounds
     return pred
 
 
 MEASURED_FIELDS = ("original_ms", "rewritten_ms", "original_cv", "rewritten_cv", "matches", "error",
-                   "measured")
+                   "measured", "ratios")
 
 
 def reuse(pred: dict[str, Any], old_pred: dict[str, Any], old_report: dict[str, Any]) -> dict[str, Any]:
@@ -175,6 +186,7 @@ def reuse(pred: dict[str, Any], old_pred: dict[str, Any], old_report: dict[str, 
             reused += 1
     print(f"reused {reused} of {len(pred['cases'])} measurements", file=sys.stderr)
     pred["measured_on"], pred["driver"] = old_report.get("measured_on"), old_report.get("driver")
+    pred["rounds"] = old_report.get("rounds", 1)
     pred["measured_at"] = old_report.get("measured_at", "an earlier run (see git history)")
     return pred
 
@@ -206,7 +218,9 @@ def markdown(result: dict[str, Any], s: dict[str, Any], command: str) -> str:
     out = [f"# Rewrite speedups: predicted vs measured on {result.get('measured_on', result['device'])}", "",
            f"Command: `{command}`  ",
            f"Predictions for `{result['device']}` ({result['device_source']}); sizes `{result['size']}`; "
-           f"driver `{result.get('driver', '?')}`.", "",
+           f"driver `{result.get('driver', '?')}`. Measured speedup: median ratio of "
+           f"{result.get('rounds', 1)} alternating round(s) of original and rewritten (range in brackets).",
+           "",
            "| case | predicted | measured | abs diff | rel error | original ms | rewritten ms | outputs |",
            "|---|---:|---:|---:|---:|---:|---:|---|"]
     for c in result["cases"]:
@@ -214,7 +228,8 @@ def markdown(result: dict[str, Any], s: dict[str, Any], command: str) -> str:
         diff = f"{abs(p - m):.2f}" if p and m else "-"
         rel = f"{abs(p - m) / m:.0%}" if p and m else "-"
         out.append(f"| {c['id']} | {p:.2f}x | " if p else f"| {c['id']} | - | ")
-        out[-1] += (f"{m:.2f}x | {diff} | {rel} | {c['original_ms']:.4g} | {c['rewritten_ms']:.4g} | "
+        spread = f" [{min(c['ratios']):.2f}-{max(c['ratios']):.2f}]" if len(c.get("ratios") or ()) > 1 else ""
+        out[-1] += (f"{m:.2f}x{spread} | {diff} | {rel} | {c['original_ms']:.4g} | {c['rewritten_ms']:.4g} | "
                     if m else "- | - | - | - | - | ")
         out[-1] += "match |" if c.get("matches") else f"**{c.get('error') or 'not run'}** |"
     med = s["median_relative_error"]
@@ -244,6 +259,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--predictions", type=Path, help="predictions JSON (default reports/rewrite_predictions_"
                                                      "<device>.json)")
     ap.add_argument("--policy", default="interactive", help="timing policy: interactive | sweep | quick")
+    ap.add_argument("--only", default="", help="measure only the cases whose id contains this text")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="alternating original/rewritten rounds per case; the speedup is their median "
+                         "ratio (default 3)")
     ap.add_argument("--out", type=Path, default=REPORTS, help="folder for the report (default reports/)")
     ns = ap.parse_args(argv)
     name = slug(ns.device)
@@ -263,10 +282,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {pred_path}", file=sys.stderr)
         if ns.predict_only:
             return 0
+    if ns.only:
+        pred = {**pred, "cases": [c for c in pred["cases"] if ns.only in c["id"]]}
     if ns.reuse_measurements:
         result = reuse(pred, old_pred, old_report)
     else:
-        result = measure(pred, ns.device, ns.policy)
+        result = measure(pred, ns.device, ns.policy, max(1, ns.rounds))
     s = summarize(result)
     result["summary"] = s
     command = "python bench/rewrite_speedups.py " + " ".join(argv if argv is not None else sys.argv[1:])

@@ -44,6 +44,7 @@ class ProfileFacts:
     compiler_unroll_threshold: int = 0  # LLVM size threshold of its own full unrolling; 0: loops stay rolled
     loop_free_simd_lanes: int = 1  # compute rate multiplier for a kernel with no loop left (CPU WI-loop SIMD)
     int_div_ops: float = 1.0  # integer ops one division or remainder by a run-time value compiles to
+    barrier_item_ns: float = 0.0  # wall time a barrier adds per work-item (CPUs: bench/barrier_cost.py)
     # Arithmetic costs, in FMA-class operations, that the roofline itself applies (``roofline.compute_ops``).
     # The defaults are what most devices have: double precision at half the single-precision rate (CPU
     # SIMD: half the lanes; data-centre GPUs), special functions on units at an eighth of the FMA rate
@@ -63,6 +64,7 @@ def _load(path: Path) -> tuple[Device, ProfileFacts]:
         compiler_unroll_threshold=int(data.get("compiler_unroll_threshold") or 0),
         loop_free_simd_lanes=int(data.get("loop_free_simd_lanes") or 1),
         int_div_ops=float(data.get("int_div_ops") or 1.0),
+        barrier_item_ns=float(data.get("barrier_item_ns") or 0.0),
         fp64_cost=float(data.get("fp64_cost") or 2.0),
         special_op_cost=float(data.get("special_op_cost") or 8.0),
     )

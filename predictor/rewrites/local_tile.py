@@ -363,9 +363,15 @@ def _guard(conds: list[str]) -> str:
     return " && ".join(f"({c})" for c in conds) if conds else "1"
 
 
-def generate(b: cs.Body, pl: Plan, cap: int, fallback: bool = True) -> list[TextEdit]:
+def generate(b: cs.Body, pl: Plan, cap: int, fallback: bool = True,
+             settle_first: bool = False) -> list[TextEdit]:
     """Edits: the tile block after the body's ``{`` and each served read. ``fallback=False`` reads the tile
-    unconditionally (what runs when the tile fits: the variant the prediction analyses)."""
+    unconditionally (what runs when the tile fits: the variant the prediction analyses).
+
+    ``settle_first`` (prediction only, not a correct kernel): the loader tries only the first read site,
+    at its loops' first counter values. The analysis counts every site's check for every element, but a
+    work-item that runs its loader on its own (a CPU) stops at the first site that serves the element,
+    which for all but the halo is the first one tried."""
     pre = f"clp_{pl.param}_"
     gid = {0: f"((size_t){pre}j0)", 1: f"((size_t){pre}j1)"}
     two = pl.dims > 1
@@ -392,8 +398,8 @@ def generate(b: cs.Body, pl: Plan, cap: int, fallback: bool = True) -> list[Text
     body.append(f"const int {pre}x = {pre + 'b0 + ' if pl.cx else ''}{pl.min_x} + {pre}tx;")
     body.append(f"const int {pre}t = {pre}ty * {pre}ex + {pre}tx;")
     body.append(f"int {pre}need = 0;")
-    for s in pl.sites:
-        body += _site_block(b, pl, s, pre, gid)
+    for s in pl.sites[:1] if settle_first else pl.sites:
+        body += _site_block(b, pl, s, pre, gid, settle_first)
     L += [ind * 3 + line for line in body]
     L.append(ind * 2 + "}")
     L.append(ind + "}")
@@ -418,7 +424,8 @@ def generate(b: cs.Body, pl: Plan, cap: int, fallback: bool = True) -> list[Text
     return edits
 
 
-def _site_block(b: cs.Body, pl: Plan, s: Site, pre: str, gid: dict[int, str]) -> list[str]:
+def _site_block(b: cs.Body, pl: Plan, s: Site, pre: str, gid: dict[int, str],
+                first: bool = False) -> list[str]:
     """Does a work-item of this group read tile element (x, y) through this site? Then load it.
 
     Unknowns: the work-item (j0, j1) and the loop counters. A coordinate ``±k + c`` along a dimension the
@@ -459,7 +466,11 @@ def _site_block(b: cs.Body, pl: Plan, s: Site, pre: str, gid: dict[int, str]) ->
             emit(f"if ({lv.name} >= {lv.lo} && {lv.name} < {lv.hi}) {{", True)
             solved[d] = lv.name
     for lv in s.loops:
-        if lv.name not in solved.values():
+        if lv.name in solved.values():
+            continue
+        if first:
+            emit(f"const {lv.type} {lv.name} = {lv.lo};")
+        else:
             emit(f"for ({lv.type} {lv.name} = {lv.lo}; {lv.name} < {lv.hi} && !{pre}need; {lv.name}++) {{",
                  True)
     checks: list[str] = []
@@ -479,8 +490,11 @@ def _site_block(b: cs.Body, pl: Plan, s: Site, pre: str, gid: dict[int, str]) ->
                 emit(f"const int {pre}j{d} = {pre}b{d};")
     emit(f"if ({' && '.join(checks) if checks else '1'}) {{", True)
     for d in free:  # the guard depends on a dimension the address does not: any work-item of the group
-        emit(f"for (int {pre}j{d} = {pre}b{d}; {pre}j{d} < {pre}b{d} + {pre}s{d} && !{pre}need; "
-             f"{pre}j{d}++) {{", True)
+        if first:
+            emit(f"const int {pre}j{d} = {pre}b{d};")
+        else:
+            emit(f"for (int {pre}j{d} = {pre}b{d}; {pre}j{d} < {pre}b{d} + {pre}s{d} && !{pre}need; "
+                 f"{pre}j{d}++) {{", True)
     for name in sorted(needed, key=lambda n: _declared_at(b.locals[n])):
         loc = b.locals[name]
         ty = re.sub(r"\bconst\b\s*", "", loc.type).strip() or "int"

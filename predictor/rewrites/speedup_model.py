@@ -17,6 +17,10 @@ come from) change the roofline's inputs here, and only here: ``estimate`` and th
   kernel multiplies its compute rate by the SIMD width, and in a kernel with barriers (a ``__local``
   tile: the loader's loops, a barrier, loop-free reads) the work outside loops runs at that rate; the
   FLOP peak itself was measured by a kernel with a loop, i.e. at the scalar rate.
+* **Barriers on a CPU** (``barrier_item_ns``). A CPU runtime runs each region between barriers as a loop
+  over the work-items of its own and keeps the values live across the barrier in per-work-item arrays:
+  each barrier adds a fixed time per work-item (``bench/barrier_cost.py`` measures it), which a ``__local``
+  tile pays on top of its loader.
 * **Integer division** (``int_div_ops``). A division or remainder by a run-time value is one IR op but
   many instructions on a GPU, which has no integer divider: index arithmetic with ``/`` or ``%`` by an
   argument costs more than the plain roofline counts.
@@ -74,4 +78,8 @@ def roofline_for(kernel: Any, scenario: Scenario, device: Device) -> rl.Roofline
         t = replace(t, flops=t.flops - k * free.flops,
                     int_ops=t.int_ops - k * (free.int_ops + (facts.int_div_ops - 1.0) * free.int_divs),
                     fp64_ops=t.fp64_ops - k * free.fp64_ops, special_ops=t.special_ops - k * free.special_ops)
-    return rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured)
+    r = rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured)
+    barriers = int(getattr(kernel, "barriers", 0) or 0)
+    if facts.barrier_item_ns and barriers:  # a CPU runtime's cost of splitting the work-item loop
+        r = replace(r, time_ms=r.time_ms + barriers * t.work_items * facts.barrier_item_ns * 1e-6)
+    return r

@@ -165,3 +165,42 @@ def test_pocl_vectorises_the_loop_free_region_after_a_barrier() -> None:
     bw, fl, _ = profiles.peaks(pocl)
     assert seen.compute_ms < speedup_model.rl.roofline(plain, pocl, bw, fl, 0.0).compute_ms
     assert seen.compute_ms > speedup_model.rl.roofline(plain, pocl, bw, fl * lanes, 0.0).compute_ms
+
+
+def test_a_barrier_costs_every_work_item_on_a_cpu_runtime_only() -> None:
+    k = analyze_text(REGIONS).kernel("regions")
+    assert k is not None and k.barriers == 1
+    scenario = rewrites.scenario_for(REGIONS, k, parse_flags("--global 1048576 --local 256 --arg x=256 "
+                                                             "--arg y=1048576 --arg n=1048576"))
+    pocl, h200 = _pocl(), _h200()
+    ns = profiles.facts(pocl).barrier_item_ns
+    assert ns > 0 and profiles.facts(h200).barrier_item_ns == 0.0
+    r = speedup_model.roofline_for(k, scenario, pocl)
+    parts = max(r.memory_ms, r.compute_ms) + r.floor_ms  # the roofline without the barrier
+    assert r.time_ms == pytest.approx(parts + 1048576 * ns * 1e-6)
+    g = speedup_model.roofline_for(k, scenario, h200)
+    assert g.time_ms == pytest.approx(max(g.memory_ms, g.compute_ms) + g.floor_ms)
+
+
+def test_on_a_cpu_the_prediction_counts_the_first_read_site_of_the_loader_only() -> None:
+    """A CPU work-item's loader stops at the first site that serves an element; a GPU warp runs every
+    site some lane needs. The applied rewrite keeps every site on both."""
+    from clperf.predictor.rewrites import csource, local_tile
+
+    from .conftest import DATA
+
+    def loader(t: str) -> str:
+        return t[t.index("clp_src_tile["):t.index("barrier(")]
+
+    text = (DATA / "conv2d_5x5.cl").read_text()
+    b = csource.parse_kernel(text, "conv5")
+    pl = local_tile.plan(b, "src")
+    every = rewrites.apply_edits(text, local_tile.generate(b, pl, 4096, fallback=False))
+    first = rewrites.apply_edits(text, local_tile.generate(b, pl, 4096, fallback=False, settle_first=True))
+    assert loader(every).count("for (") > loader(first).count("for (") == 2  # rows and columns only
+    assert loader(first).count("clp_src_tile[clp_src_t] = src[") == 1
+    assert analyze_text(first).kernel("conv5").analyzed
+    report = analyze_text(text)
+    f = next(f for f in report.findings if f.rule == "local-cache-candidate" and f.data.get("param") == "src")
+    (rw,) = rewrites.available(text, report, f, device=_pocl(), predict=False)
+    assert rewrites.apply(text, rw).count("for (") == every.count("for (")  # the applied text: all sites
