@@ -2,7 +2,7 @@
 compiler builds it and with the device's cost of an integer division.
 
 A speedup compares two versions of one kernel, so what the device's compiler does to both matters more
-than for one estimate. Three device facts (``profiles.ProfileFacts``, each profile says where its values
+than for one estimate. Four device facts (``profiles.ProfileFacts``, each profile says where its values
 come from) change the roofline's inputs here, and only here: ``estimate`` and the learned model's features
 (``features.compute``) keep the plain roofline they were built and trained on.
 
