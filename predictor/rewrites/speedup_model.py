@@ -1,5 +1,5 @@
 """The time a rewrite's speedup is predicted from: the roofline, applied to the kernel as the device's own
-compiler builds it and with the device's cost of an integer division.
+compiler builds it and with the device's costs of an integer division and of a barrier.
 
 A speedup compares two versions of one kernel, so what the device's compiler does to both matters more
 than for one estimate. Four device facts (``profiles.ProfileFacts``, each profile says where its values
