@@ -45,6 +45,9 @@ class ProfileFacts:
     loop_free_simd_lanes: int = 1  # compute rate multiplier for a kernel with no loop left (CPU WI-loop SIMD)
     int_div_ops: float = 1.0  # integer ops one division or remainder by a run-time value compiles to
     barrier_item_ns: float = 0.0  # wall time a barrier adds per work-item (CPUs: bench/barrier_cost.py)
+    # a region with a loop in it runs one work-item at a time (not in SIMD lanes or warps): a chain of
+    # checks stops at each work-item's own first match (the __local tile loader's read sites)
+    scalar_loop_regions: bool = False
     # Arithmetic costs, in FMA-class operations, that the roofline itself applies (``roofline.compute_ops``).
     # The defaults are what most devices have: double precision at half the single-precision rate (CPU
     # SIMD: half the lanes; data-centre GPUs), special functions on units at an eighth of the FMA rate
@@ -65,6 +68,7 @@ def _load(path: Path) -> tuple[Device, ProfileFacts]:
         loop_free_simd_lanes=int(data.get("loop_free_simd_lanes") or 1),
         int_div_ops=float(data.get("int_div_ops") or 1.0),
         barrier_item_ns=float(data.get("barrier_item_ns") or 0.0),
+        scalar_loop_regions=bool(data.get("scalar_loop_regions", False)),
         fp64_cost=float(data.get("fp64_cost") or 2.0),
         special_op_cost=float(data.get("special_op_cost") or 8.0),
     )

@@ -187,10 +187,12 @@ def _local(text: str, kernel: str, data: dict[str, Any], device: Device | None, 
                         f"the tile needs {cap * elem} bytes of __local memory; the budget is {budget} "
                         f"(half of the device's local memory)")]
     edits = tuple(local_tile.generate(b, pl, cap))
-    # what runs when the tile fits; on a CPU each work-item's loader stops at the first read site that
-    # serves an element (see local_tile.generate)
-    fast = tuple(local_tile.generate(b, pl, cap, fallback=False,
-                                     settle_first=device is not None and device.type == "cpu"))
+    # what runs when the tile fits; where the loader's loop runs one work-item at a time (PoCL), each
+    # work-item stops at the first read site that serves an element (see local_tile.generate)
+    from clperf.predictor import profiles
+
+    scalar = device is not None and profiles.facts(device).scalar_loop_regions
+    fast = tuple(local_tile.generate(b, pl, cap, fallback=False, settle_first=scalar))
     shape = _shape_text(pl)
     notes = tuple(f"line {ln}: stays a global read ({why})" for ln, why in pl.skipped)
     return [Rewrite("local-cache-candidate", kernel, "local-cache",

@@ -370,8 +370,8 @@ def generate(b: cs.Body, pl: Plan, cap: int, fallback: bool = True,
 
     ``settle_first`` (prediction only, not a correct kernel): the loader tries only the first read site,
     at its loops' first counter values. The analysis counts every site's check for every element, but a
-    work-item that runs its loader on its own (a CPU) stops at the first site that serves the element,
-    which for all but the halo is the first one tried."""
+    work-item that runs its loader on its own (``ProfileFacts.scalar_loop_regions``: PoCL) stops at the
+    first site that serves the element, which for all but the halo is the first one tried."""
     pre = f"clp_{pl.param}_"
     gid = {0: f"((size_t){pre}j0)", 1: f"((size_t){pre}j1)"}
     two = pl.dims > 1

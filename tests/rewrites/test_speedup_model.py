@@ -182,12 +182,14 @@ def test_a_barrier_costs_every_work_item_on_a_cpu_runtime_only() -> None:
     assert g.time_ms == pytest.approx(max(g.memory_ms, g.compute_ms) + g.floor_ms)
 
 
-def test_on_a_cpu_the_prediction_counts_the_first_read_site_of_the_loader_only() -> None:
-    """A CPU work-item's loader stops at the first site that serves an element; a GPU warp runs every
+def test_on_pocl_the_prediction_counts_the_first_read_site_of_the_loader_only() -> None:
+    """A PoCL work-item's loader stops at the first site that serves an element; a GPU warp runs every
     site some lane needs. The applied rewrite keeps every site on both."""
     from clperf.predictor.rewrites import csource, local_tile
 
     from .conftest import DATA
+
+    assert profiles.facts(_pocl()).scalar_loop_regions and not profiles.facts(_h200()).scalar_loop_regions
 
     def loader(t: str) -> str:
         return t[t.index("clp_src_tile["):t.index("barrier(")]
