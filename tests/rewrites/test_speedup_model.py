@@ -204,5 +204,9 @@ def test_on_pocl_the_prediction_counts_the_first_read_site_of_the_loader_only() 
     assert analyze_text(first).kernel("conv5").analyzed
     report = analyze_text(text)
     f = next(f for f in report.findings if f.rule == "local-cache-candidate" and f.data.get("param") == "src")
-    (rw,) = rewrites.available(text, report, f, device=_pocl(), predict=False)
-    assert rewrites.apply(text, rw).count("for (") == every.count("for (")  # the applied text: all sites
+    for device, predicted in ((_pocl(), first), (_h200(), every)):
+        (rw,) = rewrites.available(text, report, f, device=device, predict=False)
+        assert rw.predict_edits is not None
+        assert loader(rewrites.apply_edits(text, rw.predict_edits)).count("for (") == \
+            loader(predicted).count("for (")
+        assert rewrites.apply(text, rw).count("for (") == every.count("for (")  # the applied text: all sites
