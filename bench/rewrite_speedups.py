@@ -20,7 +20,8 @@ clang (the H200 box) split the two:
     # source and the scenario are unchanged (checked against the old predictions file)
     .venv/bin/python bench/rewrite_speedups.py --device h200 --reuse-measurements
 
-Sizes: ``--size small`` (2^20 work-items / 1024x1024, for CPUs) or ``large`` (2^24 / 4096x4096, GPUs).
+Sizes: ``--size small`` (2^20 work-items / 1024x1024, for CPUs: buffers fit a 32 MB last-level cache),
+``medium`` (2^22 / 2048x2048: they do not) or ``large`` (2^24 / 4096x4096, GPUs).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ BENCH = {
     "rowsum10": "--global S/4 --local 256 --arg a=S/4*10 --arg out=S/4 --fill a=range:-50:50",
     "outside": "--global S --local 256 --arg v=S --arg out=S",
 }
-SIZES = {"small": (1 << 20, 1024), "large": (1 << 24, 4096)}
+SIZES = {"small": (1 << 20, 1024), "medium": (1 << 22, 2048), "large": (1 << 24, 4096)}
 
 
 def slug(text: str) -> str:
