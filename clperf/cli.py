@@ -21,6 +21,7 @@ from clperf.scenario import ScenarioSpec, make_spec
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
+DASH_VALUED = ("--build-options",)  # flags whose value may start with a dash
 
 
 def add_json_flag(p: argparse.ArgumentParser) -> None:
@@ -63,9 +64,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def join_dash_values(argv: Sequence[str]) -> list[str]:
+    """``--build-options -DN=4`` as ``--build-options=-DN=4``: argparse takes a value that starts with a
+    dash for a flag, and compiler options always do."""
+    out: list[str] = []
+    it = iter(argv)
+    for a in it:
+        if a in DASH_VALUED:
+            v = next(it, None)
+            out.append(a if v is None else f"{a}={v}")
+        else:
+            out.append(a)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    ns = parser.parse_args(argv)
+    ns = parser.parse_args(join_dash_values(sys.argv[1:] if argv is None else argv))
     try:
         return int(ns.run(ns) or 0)
     except ScenarioError as e:

@@ -212,10 +212,13 @@ def evaluate(expr: str, lookup: Mapping[str, int | float] | None = None, resolve
     return ev(tree)
 
 
-def resolve(spec: ScenarioSpec, params: Sequence[Param], dims_used: int = 1) -> Scenario:
+def resolve(spec: ScenarioSpec, params: Sequence[Param], dims_used: int = 1,
+            required_local: Sequence[int] | None = None) -> Scenario:
     """Turn a spec into numbers for a kernel's parameters, filling documented defaults.
 
     ``dims_used`` is the highest work-item dimension the kernel reads plus one (from the front end).
+    ``required_local``: the kernel's ``reqd_work_group_size``; the local size when none is given, and
+    any other is refused (the launch would fail with CL_INVALID_WORK_GROUP_SIZE).
     """
     by_name = {p.name: p for p in params}
     for name in list(spec.args) + list(spec.fills):
@@ -262,6 +265,16 @@ def resolve(spec: ScenarioSpec, params: Sequence[Param], dims_used: int = 1) -> 
         global_size = DEFAULT_GLOBAL[max(1, min(3, dims_used))]
         defaulted.append("global")
     local_size = sizes(spec.local_size, "local") if spec.local_size is not None else None
+    if required_local:
+        need = tuple(required_local[:len(global_size)])
+        if any(r != 1 for r in required_local[len(global_size):]):
+            raise ScenarioError(f"the kernel requires a work-group of {_sizes_text(required_local)} "
+                                f"(reqd_work_group_size): a {len(global_size)}-D launch cannot have it")
+        if local_size is None:
+            local_size = need
+        elif local_size != need:
+            raise ScenarioError(f"local size {_sizes_text(local_size)} differs from the kernel's "
+                                f"reqd_work_group_size {_sizes_text(need)}")
     if local_size is not None:
         if len(local_size) != len(global_size):
             raise ScenarioError(
@@ -307,6 +320,10 @@ def resolve(spec: ScenarioSpec, params: Sequence[Param], dims_used: int = 1) -> 
         else:
             fills[name] = fill
     return Scenario(global_size, local_size, args, fills, tuple(defaulted))
+
+
+def _sizes_text(sizes: Sequence[int]) -> str:
+    return ",".join(str(s) for s in sizes)
 
 
 def with_launch(scenario: Scenario, global_size: tuple[int, ...] | None = None,

@@ -134,7 +134,7 @@ def _learned(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: 
     version = str(meta.get("version", "0"))
     k = cache_mod.key("estimate", cache_mod.source_hash(source), build_options, kernel.name,
                       scenario.to_json(), device.key, device.peak_bandwidth_gbs, device.peak_gflops,
-                      meta.get("name"), version)
+                      meta.get("name"), version, rl.MODEL_VERSION)
     c = cache_mod.default() if use_cache else None
     hit = c.get(k) if c is not None else None
     if isinstance(hit, dict) and "time_ms" in hit:

@@ -30,7 +30,7 @@ from clperf.records import Bound, Device, Scenario, type_size
 from clperf.scenario import evaluate
 
 MODEL_NAME = "roofline"
-MODEL_VERSION = "2"
+MODEL_VERSION = "3"  # also stands for the analysis behind the learned features (cache keys)
 
 SEGMENT_BYTES = {"gpu": 32, "cpu": 64, "accelerator": 64}  # GPU sector, CPU cache line
 SIMD_LANES = {"gpu": 32, "cpu": 8, "accelerator": 16}  # work-items that share one uniform load

@@ -112,17 +112,18 @@ def finding_problems(report: Any, settings: Settings) -> list[Problem]:
     return out
 
 
-def scenario_for(kernel: frontend.Kernel, params: Sequence[Any],
-                 settings: Settings) -> tuple[Scenario, str | None]:
-    """The kernel's scenario: the settings' default overridden by its directive; defaults if that fails."""
+def scenario_for(kernel: frontend.Kernel, params: Sequence[Any], settings: Settings,
+                 required_local: Sequence[int] | None = None) -> tuple[Scenario, str | None]:
+    """The kernel's scenario: the settings' default overridden by its directive; defaults if that fails.
+    ``required_local``: the kernel's reqd_work_group_size (the local size unless one is given)."""
     base = settings.scenario_spec
     try:
         spec = base.merged(parse_flags(kernel.directive)) if kernel.directive else base
-        return resolve(spec, params, kernel.dims_used), None
+        return resolve(spec, params, kernel.dims_used, required_local), None
     except ScenarioError as e:
         problem = str(e)
     try:
-        return resolve(base, params, kernel.dims_used), problem
+        return resolve(base, params, kernel.dims_used, required_local), problem
     except ScenarioError:
         return resolve(ScenarioSpec(), params, kernel.dims_used), problem
 
@@ -161,7 +162,8 @@ def analyze(job: Job) -> Analysis:
         fk = parsed.get(kr.name)
         if fk is None:
             continue
-        scenario, scen_problem = scenario_for(fk, kr.params or fk.params, job.settings)
+        scenario, scen_problem = scenario_for(fk, kr.params or fk.params, job.settings,
+                                              getattr(kr, "required_local", None))
         if scen_problem:
             line = fk.directive_line or fk.header_line
             problems.append(Problem(Span.at(line, 1, 1), "warning",

@@ -27,7 +27,7 @@ _GLOBAL = re.compile(
 )
 _DBG = re.compile(r"!dbg !(\d+)")
 _LOOP = re.compile(r"!llvm\.loop !(\d+)")
-_KERNEL_MD = re.compile(r"!(kernel_arg_\w+) !(\d+)")
+_KERNEL_MD = re.compile(r"!(kernel_arg_\w+|reqd_work_group_size) !(\d+)")
 
 
 @dataclass
@@ -35,7 +35,7 @@ class FunctionText:
     name: str
     is_kernel: bool
     lines: list[str]  # instruction lines, in order
-    metadata: dict[str, int]  # kernel_arg_type -> metadata id
+    metadata: dict[str, int]  # kernel_arg_type (and reqd_work_group_size) -> metadata id
     subprogram: int | None
 
 

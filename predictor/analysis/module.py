@@ -118,6 +118,7 @@ def _kernel(
         tuple(res.divergent_barriers),
         tuple(sorted(res.staged)),
         tuple(res.op_groups),
+        _required_local(ftext, txt),
     )
     total = Ops()
     for chain, ops in report.op_groups:
@@ -128,6 +129,12 @@ def _kernel(
     from dataclasses import replace
 
     return replace(report, ops=total)
+
+
+def _required_local(ftext: irtext.FunctionText, txt: irtext.IRText) -> tuple[int, ...] | None:
+    md = ftext.metadata.get("reqd_work_group_size")
+    sizes = txt.ints(md) if md is not None else []
+    return tuple(sizes) if len(sizes) == 3 and all(s > 0 for s in sizes) else None
 
 
 def _with_unroll(lp: LoopInfo, f: frontend.Loop | None) -> LoopInfo:

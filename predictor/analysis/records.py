@@ -62,9 +62,14 @@ class TripCount:
     bound: bool = False
     varies: bool = False
     average: bool = False  # loaded bounds: the buffer it walks shared among the work-items, on average
+    # a counter scaled each iteration: (start, multiplier, divisor, icmp predicate that keeps the loop
+    # going, bound, compared after the update, compared at the latch); ``num`` and ``den`` are unused
+    geometric: tuple[poly.FrozenPoly, int, int, str, poly.FrozenPoly, bool, bool] | None = None
 
     def value(self, args: Mapping[str, int | float]) -> int | None:
         vals = {(k[1:] if k.startswith("@") else f"arg:{k}"): a for k, a in args.items()}
+        if self.geometric is not None:
+            return _run_geometric(self.geometric, vals)
         v = poly.evaluate(self.num, vals)
         if v is None:
             return None
@@ -78,6 +83,10 @@ class TripCount:
 
     @property
     def constant(self) -> int | None:
+        if self.geometric is not None:
+            start, bound = self.geometric[0], self.geometric[4]
+            known = not poly.symbols(poly.thaw(start)) and not poly.symbols(poly.thaw(bound))
+            return _run_geometric(self.geometric, {}) if known else None
         if self.den_sym:
             return None
         c = poly.constant_value(poly.thaw(self.num))
@@ -85,6 +94,10 @@ class TripCount:
 
     @property
     def expr(self) -> str:
+        if self.geometric is not None:
+            start, mul, div, _, bound = self.geometric[:5]
+            how = f"x{mul}" if mul > 1 else f"/{div}"
+            return f"steps {how} from {poly.format_poly(start)} to {poly.format_poly(bound)}"
         text = poly.format_poly(self.num)
         den = " * ".join(([str(self.den)] if self.den != 1 else []) +
                          [" * ".join(m) for m, _ in self.den_sym])
@@ -92,6 +105,32 @@ class TripCount:
             return text
         den = f"({den})" if " * " in den else den
         return f"ceil({text} / {den})" if len(self.num) == 1 else f"ceil(({text}) / {den})"
+
+
+_GEOMETRIC_CAP = 64  # a counter scaled by 2 or more leaves any 64-bit range within 64 steps
+
+
+def _run_geometric(g: tuple[Any, ...], vals: Mapping[str, int | float]) -> int | None:
+    """Run the counter of a geometric loop; None when it never leaves (or its values are unknown)."""
+    start_p, mul, div, pred, bound_p, on_next, at_latch = g
+    start, bound = poly.evaluate(start_p, vals), poly.evaluate(bound_p, vals)
+    if start is None or bound is None:
+        return None
+    p = pred[1:] if pred[0] in "su" else pred
+    keep = {"lt": lambda x: x < bound, "le": lambda x: x <= bound, "gt": lambda x: x > bound,
+            "ge": lambda x: x >= bound, "ne": lambda x: x != bound, "eq": lambda x: x == bound}.get(p)
+    if keep is None:
+        return None
+    s = int(start)
+    for n in range(_GEOMETRIC_CAP + 1):
+        nxt = s * mul // div
+        if at_latch:  # the body has run n + 1 times when the compare is reached
+            if not keep(nxt if on_next else s):
+                return n + 1
+        elif not keep(s):
+            return n
+        s = nxt
+    return None
 
 
 def launch_args(args: Mapping[str, int | float], global_size: Sequence[int],
@@ -242,6 +281,7 @@ class KernelReport:
     staged: tuple[str, ...] = ()  # parameters the kernel already copies into __local memory
     # (loop indices outermost first, ops executed once per iteration of those loops)
     op_groups: tuple[tuple[tuple[int, ...], Ops], ...] = field(default=(), repr=False, compare=False)
+    required_local: tuple[int, ...] | None = None  # __attribute__((reqd_work_group_size(X, Y, Z)))
 
     def _weight(self, loops: tuple[int, ...], args: Mapping[str, int | float] | None) -> tuple[float, bool]:
         w, unknown = 1.0, False

@@ -14,8 +14,9 @@ a branch on anything that varies is work-item dependent control flow (what ``bar
 from __future__ import annotations
 
 import ctypes
+import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -180,6 +181,8 @@ class KernelWalk:
         self.sym_load: set[str] = set()  # symbols that are loaded values
         self.sym_block: dict[str, int] = {}
         self.slow_deps: dict[str, frozenset[int]] = {}  # q: symbols (floor divisions) and what they vary on
+        # launch quotients: d: symbols for ``(n + gsz - 1) / gsz`` (a share of the launch), as (num, launch)
+        self.quotients: dict[str, tuple[Poly, Poly]] = {}
         self.counter = 0
         self.depth = 0
         self.loop_of_header: dict[int, int] = {}
@@ -418,6 +421,10 @@ class KernelWalk:
             if k is not None and k > 0:
                 div = (1 << k) if op in ("lshr", "ashr") and k < 64 else k
                 return self._floor_div(v, self.value(ops[0]), div)
+            if op in ("udiv", "sdiv"):
+                q = self._launch_quotient(self.value(ops[0]), self.value(ops[1]))
+                if q is not None:
+                    return q
         if op in ("urem", "srem"):
             # i % w: neighbours still step by 1 within a row; good enough for strides, not for values
             return self._like(v, self.value(ops[0]), ops)
@@ -438,6 +445,9 @@ class KernelWalk:
                     if kind in ("gid", "lid"):
                         self.dims_used = max(self.dims_used, d + 1)
                     return poly.sym(f"{kind}{d}")
+            if callee.startswith(("_Z5mul24", "_Z5mad24")) and len(ops) >= 2:  # 24-bit integer multiply
+                prod = poly.mul(self.value(ops[0]), self.value(ops[1]))
+                return poly.add(prod, self.value(ops[2])) if callee.startswith("_Z5mad24") else prod
             if callee.startswith(("llvm.smin", "llvm.smax", "llvm.umin", "llvm.umax")):
                 return self._choose(v, ops[0], ops[1])
             if callee.startswith(("_Z3min", "_Z3max", "_Z5clamp")) and self.tstr(v).startswith("i"):
@@ -468,6 +478,22 @@ class KernelWalk:
         name = f"q:{self.counter}"
         self.sym_deps[name] = frozenset()
         self.slow_deps[name] = self.deps(x)
+        return poly.sym(name)
+
+    def _launch_quotient(self, x: Poly, d: Poly) -> Poly | None:
+        """``x / d`` for ``d`` one launch size and ``x`` known from the scenario (``per = (n + gsz - 1) /
+        gsz``: each work-item's share of the work): a uniform symbol that a trip count can divide out."""
+        if len(d) != 1:
+            return None
+        (mono, coef), = d.items()
+        if coef != 1 or not mono or any(not _is_launch_symbol(n) for n in mono):
+            return None
+        if any(not (s.startswith("arg:") or _is_launch_symbol(s)) for s in poly.symbols(x)):
+            return None
+        self.counter += 1
+        name = f"d:{self.counter}"
+        self.sym_deps[name] = frozenset()
+        self.quotients[name] = (x, d)
         return poly.sym(name)
 
     def _like(self, v: Any, approx: Poly, ops: list[Any]) -> Poly:
@@ -581,14 +607,81 @@ class KernelWalk:
         varies = False
         for eb in order:
             for cond, stay_if_true, combined in self._exit_conditions(eb, lp):
-                trip, v = self._solve_trip(k, eb, cond, stay_if_true)
+                single = not combined and len(exiting) == 1
+                trip, v = self._solve_trip(k, eb, cond, stay_if_true, single)
                 varies = varies or v
+                if trip is None:
+                    trip = self._geometric_trip(k, eb, cond, stay_if_true)
                 if trip is not None:
                     bound = combined or len(exiting) > 1
                     if bound:
-                        trip = TripCount(trip.num, trip.den, trip.den_sym, bound=True)
+                        trip = replace(trip, bound=True)
                     return trip, varies or bound or trip.varies
         return None, varies
+
+    def _geometric_trip(self, k: int, eb: int, cond: Any, stay_if_true: bool) -> TripCount | None:
+        """A counter multiplied or divided by a constant each iteration (``for (s = lsz / 2; s > 0;
+        s >>= 1)``, ``for (d = 1; d < n; d <<= 1)``: tree reductions, scans, sorting networks), compared
+        with a bound known from the scenario. The count is found by running the counter
+        (``TripCount.geometric``)."""
+        lp = self.loops[k]
+        m = _ICMP.search(self.text.get(cond, ""))
+        if not m:
+            return None
+        pred = m.group(1) if stay_if_true else _INVERT[m.group(1)]
+        cops = self.opers(cond)
+        for side in (0, 1):
+            g = self._geometric_counter(cops[side], lp)
+            if g is None:
+                continue
+            start, mul, div, on_next = g
+            bound = self.value(cops[1 - side])
+            if any(not (s.startswith("arg:") or _is_launch_symbol(s))
+                   for s in poly.symbols(start) | poly.symbols(bound)):
+                return None
+            at_latch = eb in lp.latches
+            if on_next and not at_latch:
+                return None
+            p = pred if side == 0 else _SWAP[pred]
+            return TripCount((), 1, geometric=(poly.freeze(start), mul, div, p, poly.freeze(bound), on_next,
+                                               at_latch))
+        return None
+
+    def _geometric_counter(self, v: Any, lp: _Loop) -> tuple[Poly, int, int, bool] | None:
+        """(start, multiplier, divisor, compared after the update) when ``v`` is a header phi updated by a
+        constant factor, or that update itself."""
+        while v in self.inst_block and self.opc(v) in ("zext", "sext", "trunc"):
+            v = self.opers(v)[0]
+        if v not in self.inst_block:
+            return None
+        compared, on_next = v, False
+        if self.opc(v) != "phi":  # the update itself (``s >> 1 > 0``): its first operand is the counter
+            ops = self.opers(v)
+            if not ops or ops[0] not in self.inst_block or self.opc(ops[0]) != "phi":
+                return None
+            v, on_next = ops[0], True
+        if self.inst_block.get(v) != lp.header:
+            return None
+        ops = self.opers(v)
+        blocks = [self.block_index.get(self._key(b)) for b in self.ref[v].incoming_blocks]
+        if len(ops) != 2:
+            return None
+        inside = [i for i, b in enumerate(blocks) if b in lp.blocks]
+        if len(inside) != 1:
+            return None
+        start_op, nxt = ops[1 - inside[0]], ops[inside[0]]
+        nops = self.opers(nxt) if nxt in self.inst_block else []
+        if len(nops) != 2 or nops[0] != v:
+            return None
+        c = self._const(nops[1])
+        op = self.opc(nxt)
+        if c is None or c <= 0 or c >= 31:
+            return None
+        mul, div = {"shl": (1 << c, 1), "mul": (c, 1), "lshr": (1, 1 << c), "ashr": (1, 1 << c),
+                    "udiv": (1, c), "sdiv": (1, c)}.get(op, (1, 1))
+        if mul == div or (on_next and compared != nxt):
+            return None
+        return self.value(start_op), mul, div, on_next
 
     def _exit_conditions(self, eb: int, lp: _Loop) -> list[tuple[Any, bool, bool]]:
         """(icmp, the loop goes on when it is true, one of several conditions) for the exit branch of
@@ -633,7 +726,8 @@ class KernelWalk:
             return []
         return [c for o in pair for c in self._logical_parts(o, kind, depth + 1)]
 
-    def _solve_trip(self, k: int, eb: int, cond: Any, stay_if_true: bool) -> tuple[TripCount | None, bool]:
+    def _solve_trip(self, k: int, eb: int, cond: Any, stay_if_true: bool,
+                    single_exit: bool = True) -> tuple[TripCount | None, bool]:
         """Solve ``cond`` (an icmp that keeps loop ``k`` going when it equals ``stay_if_true``) for the
         iteration count. The step may be a launch size (``i += get_local_size(0)``); a start that depends
         on the work-item (``i = get_global_id(0)``) is taken at work-item 0, the most iterations."""
@@ -666,6 +760,15 @@ class KernelWalk:
         if s_val == 0 or s_val.denominator != 1:
             return None, bool(self.deps(x) or self.deps(b))
         a = poly.without(x, [it])
+        # a range that moves with the work-group or work-item (``for (i = base; i < base + n; ...)``,
+        # ``base = n * get_group_id(1)``): the terms shared by start and bound cancel. Not for a loop
+        # that can leave another way: a search over such a range (a tile loader looking for the lane
+        # that holds an element) stops long before its bound
+        shared = {mono: c for mono, c in a.items()
+                  if single_exit and any(_is_work_item_symbol(n) for n in mono) and b.get(mono) == c}
+        if shared:
+            a = {mono: c for mono, c in a.items() if mono not in shared}
+            b = {mono: c for mono, c in b.items() if mono not in shared}
         varies = False
         work_item = [n for n in poly.symbols(a) if _is_work_item_symbol(n)]
         if work_item:
@@ -690,13 +793,22 @@ class KernelWalk:
             return None, varies
         step_poly = poly.scale(poly.thaw(den_sym), step) if den_sym else poly.const(step * delta)
         num = poly.add(poly.sub(b, a), step_poly if delta else {})
+        quotient = [s_ for s_ in poly.symbols(num) if s_ in self.quotients]
+        if len(quotient) == 1 and not den_sym and all(len(m) <= 1 for m in num):
+            # num = c * floor(x / d) + rest, and floor(x / d) = ceil((x - d + 1) / d)
+            x_q, d_q = self.quotients[quotient[0]]
+            c_q = num.get((quotient[0],), Fraction(0))
+            rest = {m: c for m, c in num.items() if m != (quotient[0],)}
+            x_up = poly.add(poly.sub(x_q, d_q), poly.const(1))
+            num = poly.add(poly.scale(x_up, c_q), poly.mul(rest, d_q))
+            den_sym = poly.freeze(d_q)
         if any(not (s_.startswith("arg:") or _is_launch_symbol(s_)) for s_ in poly.symbols(num)):
             if any(s_.startswith("ld:") for s_ in poly.symbols(num)):
                 lp.data_bound = True
             return None, bool(self.deps(num) or any(s_ in self.sym_load for s_ in poly.symbols(num)))
-        if any(c.denominator != 1 for c in num.values()):
-            return None, varies
-        return TripCount(poly.freeze(num), step, den_sym, varies=varies), varies
+        scale = math.lcm(*(c.denominator for c in num.values())) if num else 1
+        # a bound divided by a constant (``t < n / 16``): ceil(n / 16) for floor(n / 16), at most one more
+        return TripCount(poly.freeze(poly.scale(num, scale)), step * scale, den_sym, varies=varies), varies
 
     def _varies(self, v: Any) -> bool:
         p = self.value(v)

@@ -107,7 +107,8 @@ def scenario_for(text: str, kernel: Any, spec: Any = None) -> Scenario:
     parsed = next((k for k in frontend.parse(text) if k.name == kernel.name), None)
     base = parse_flags(parsed.directive) if parsed is not None and parsed.directive else ScenarioSpec()
     merged = base.merged(spec) if spec is not None else base
-    return resolve(merged, list(kernel.params), parsed.dims_used if parsed else 1)
+    return resolve(merged, list(kernel.params), parsed.dims_used if parsed else 1,
+                   getattr(kernel, "required_local", None))
 
 
 def available(text: str, report: Any, finding: Any, *, path: Path | None = None, build_options: str = "",

@@ -396,3 +396,99 @@ kernel void rows(global const int *rowptr, global const int *col, global const f
     assert lp.trips_for(args) == 8
     counts = {a.param: n for a, n in k.access_counts_for(args) if a.kind == "load"}
     assert counts["col"] == 8 and counts["x"] == 8 and counts["rowptr"] == 1
+
+
+def test_a_range_that_moves_with_the_work_group_counts_its_length():
+    # the tiled matrix multiply's loop: start and bound both hold the group's offset, which cancels
+    k = kernel("""
+#define TS 16
+kernel void tiles(global const float *A, global float *C, int wA) {
+    int first = wA * TS * get_group_id(1);
+    int last = first + wA - 1;
+    float s = 0.0f;
+    for (int a = first; a <= last; a += TS)
+        s += A[a + get_local_id(0)];
+    C[get_global_id(0)] = s;
+}""")
+    (lp,) = k.loops
+    assert lp.trips_for({"wA": 2048}) == 128 and not lp.varies
+
+
+def test_a_search_over_a_range_that_moves_with_the_work_group_is_not_counted_at_its_bound():
+    # a __local tile loader looking for the lane that holds an element stops long before the group's end
+    k = kernel("""
+kernel void find(global const int *want, global int *out) {
+    int base = get_group_id(0) * get_local_size(0), hit = -1;
+    for (int j = base; j < base + get_local_size(0) && hit < 0; j++)
+        if (want[j] == 7) hit = j;
+    out[get_global_id(0)] = hit;
+}""")
+    (lp,) = k.loops
+    assert lp.trip is None
+
+
+def test_a_bound_divided_by_a_constant_counts_its_quotient():
+    k = kernel("""
+kernel void quot(global const float *A, global float *C, int n) {
+    float s = 0.0f;
+    for (int t = 0; t < n / 16; t++)
+        s += A[t * 16 + get_local_id(0)];
+    C[get_global_id(0)] = s;
+}""")
+    (lp,) = k.loops
+    assert lp.trips_for({"n": 2048}) == 128
+    assert lp.trips_for({"n": 2040}) in (127, 128)  # floor(n / 16) read as n / 16: at most one more
+
+
+def test_mad24_and_mul24_index_like_their_full_width_forms():
+    k = kernel("""
+kernel void t24(global const float *in, global float *out, int w) {
+    int x = get_global_id(0), y = get_global_id(1);
+    out[mad24(y, w, x)] = in[mul24(x, w) + y];
+}""")
+    st, ld = one(k, "out", "store"), one(k, "in")
+    assert (st.pattern, st.stride) == ("contiguous", 1)
+    assert (ld.pattern, ld.stride_expr) == ("strided", "w")
+
+
+@pytest.mark.parametrize("header, lsz, expected", [
+    ("for (int s = get_local_size(0) / 2; s > 0; s >>= 1)", 256, 8),  # tree reduction
+    ("for (int s = get_local_size(0) / 2; s > 0; s >>= 1)", 64, 6),
+    ("for (int d = 1; d < get_local_size(0); d <<= 1)", 128, 7),  # scan
+    ("for (int d = 1; d < 256; d *= 2)", 64, 8),
+    ("for (int d = 128; d >= 64; d >>= 1)", 64, 2),
+])
+def test_a_counter_scaled_each_iteration_counts_its_steps(header: str, lsz: int, expected: int):
+    from clperf.predictor.analysis.records import launch_args
+
+    k = kernel(f"""
+kernel void tree(global float *data) {{
+    local float s_[1024];
+    int lid = get_local_id(0);
+    s_[lid] = data[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    {header} {{
+        if (lid % 2 == 0) s_[lid] += s_[lid ^ 1];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }}
+    data[get_global_id(0)] = s_[lid];
+}}""")
+    (lp,) = k.loops
+    assert lp.trips_for(launch_args({"data": 4096}, [4096], [lsz])) == expected
+
+
+def test_each_work_items_share_of_the_launch_counts_as_a_quotient():
+    from clperf.predictor.analysis.records import launch_args
+
+    k = kernel("""
+kernel void chunks(global const float *in, global float *out, int n) {
+    int per = (n + get_global_size(0) - 1) / get_global_size(0);
+    int start = get_global_id(0) * per, stop = min(start + per, n);
+    float acc = 0.0f;
+    for (int i = start; i < stop; ++i)
+        acc += in[i];
+    out[get_global_id(0)] = acc;
+}""")
+    (lp,) = k.loops
+    assert lp.trips_for(launch_args({"n": 1 << 20}, [4096], [256])) == 256
+    assert lp.trips_for(launch_args({"n": 1000}, [64], [64])) == 16  # ceil(1000 / 64)

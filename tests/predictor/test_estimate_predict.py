@@ -79,6 +79,49 @@ def test_predict_errors_are_one_line(capsys: pytest.CaptureFixture[str], tmp_pat
     assert "bad.cl" in capsys.readouterr().err
 
 
+def test_predict_refuses_launches_the_device_would_refuse(capsys: pytest.CaptureFixture[str],
+                                                        tmp_path: Path) -> None:
+    src = tmp_path / "req.cl"
+    src.write_text("#define TS 8\n__attribute__((reqd_work_group_size(TS, TS, 1)))\n"
+                   "__kernel void blur(__global const float *a, __global float *b) {\n"
+                   "  int i = get_global_id(1) * get_global_size(0) + get_global_id(0);\n"
+                   "  b[i] = 0.5f * a[i];\n}\n")
+    base = ["predict", str(src), "--device", "h200", "--model", "roofline", "--global", "512,512"]
+    assert main([*base, "--json"]) == 0  # no --local: the required 8x8 (a macro, read from clang's IR)
+    assert json.loads(capsys.readouterr().out)["scenario"]["local"] == [8, 8]
+    assert main([*base, "--local", "16,16"]) == 2
+    assert "reqd_work_group_size 8,8" in capsys.readouterr().err
+    assert main(["predict", str(DATA / "copies.cl"), "-k", "copy", "--device", "h200", "--global", "4096",
+                 "--local", "2048"]) == 2
+    assert "maximum of 1024" in capsys.readouterr().err
+
+
+def test_predict_warns_when_a_loop_count_is_unknown_and_takes_dash_led_build_options(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    src = tmp_path / "loops.cl"
+    src.write_text("__kernel void spin(__global const int *flag, __global float *out) {\n"
+                   "  float v = 0.0f;\n"
+                   "  while (1) { v += 1.0f; if (flag[0] == 7) break; }\n"
+                   "  out[get_global_id(0)] = v * SCALE;\n}\n")
+    assert main(["predict", str(src), "--device", "h200", "--model", "roofline", "--build-options",
+                 "-DSCALE=2.0f", "--json"]) == 0
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert len(warnings) == 1 and "line 3" in warnings[0] and "lower bound" in warnings[0]
+
+
+def test_a_broken_directive_names_its_line_and_gives_way_to_command_line_flags(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    src = tmp_path / "d.cl"
+    src.write_text("// clperf: --global 1024 --bogus 3\n"
+                   "__kernel void k(__global float *a) { a[get_global_id(0)] = 1.0f; }\n")
+    base = ["predict", str(src), "--device", "h200", "--model", "roofline"]
+    assert main(base) == 2
+    assert "line 1" in capsys.readouterr().err
+    assert main([*base, "--global", "2048", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["scenario"]["global"] == [2048] and "ignored" in out["warnings"][0]
+
+
 def test_the_roofline_path_never_imports_torch(tmp_path: Path) -> None:
     import os
     import subprocess
