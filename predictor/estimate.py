@@ -23,8 +23,8 @@ from clperf.predictor import cache as cache_mod
 from clperf.predictor import calibration, profiles
 from clperf.predictor import roofline as rl
 
-from clperf.errors import ModelError
-from clperf.records import Device, Estimate, Scenario
+from clperf.errors import ModelError, ScenarioError
+from clperf.records import Device, Estimate, Scenario, type_size
 
 log = logging.getLogger(__name__)
 
@@ -174,3 +174,29 @@ def with_time(est: Estimate, time_ms: float, device: Device) -> Estimate:
     util = min(1.0, est.bandwidth_utilization / f) if f > 0 else est.bandwidth_utilization
     return replace(est, time_ms=time_ms, cycles=rl.cycles(time_ms, device), interval_ms=(lo * f, hi * f),
                    bandwidth_utilization=util)
+
+
+def check_launch(scenario: Scenario, device: Device) -> None:
+    """Refuse a launch ``device`` would refuse: a work-group over its maximum size."""
+    group = math.prod(scenario.local_size) if scenario.local_size else 0
+    if device.max_work_group_size and group > device.max_work_group_size:
+        raise ScenarioError(f"a work-group of {group} work-items exceeds {device.name}'s maximum of "
+                            f"{device.max_work_group_size}")
+
+
+def doubts(kernel: Any, scenario: Scenario, device: Device) -> list[str]:
+    """What makes an estimate doubtful: loops counted once, buffers larger than the device's memory."""
+    out = []
+    counting = rl.count_args(scenario)
+    counted = {i for chain, _ in getattr(kernel, "op_groups", ()) for i in chain}  # loops left in the IR
+    for i, lp in enumerate(getattr(kernel, "loops", ())):
+        if i in counted and lp.trips_for(counting) is None:
+            out.append(f"the loop at line {lp.line} runs a number of times clperf cannot tell "
+                       "(it depends on data, on the work-item, or never ends): counted once, so the "
+                       "estimate is a lower bound")
+    total = sum(float(scenario.args.get(p.name, 0)) * float(type_size(p.type) or 0)
+                for p in getattr(kernel, "params", ()) if p.pointer and p.address_space == "global")
+    if device.global_mem_bytes and total > device.global_mem_bytes:
+        out.append(f"the buffers need {total / 2**30:.1f} GiB; {device.name} has "
+                   f"{device.global_mem_bytes / 2**30:.1f} GiB")
+    return out

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 
 from clperf.cli import add_build_options, add_json_flag, add_scenario_flags, scenario_from_args
 from clperf.errors import InputError, ScenarioError
-from clperf.records import Device, Scenario
+from clperf.records import Scenario
 from clperf.scenario import ScenarioSpec, parse_flags, resolve
 
 
@@ -77,12 +76,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
 
 def _predict(ns: argparse.Namespace) -> int:
     from clperf.predictor import profiles
-    from clperf.predictor.estimate import estimate
+    from clperf.predictor.estimate import check_launch, doubts, estimate
 
     spec = scenario_from_args(ns)
     target = load_target(ns.file, ns.kernel, spec, ns.build_options)
     device = profiles.select_device(ns.device)
-    warnings = [*target.warnings, *launch_warnings(target.kernel, target.scenario, device)]
+    check_launch(target.scenario, device)
+    warnings = [*target.warnings, *doubts(target.kernel, target.scenario, device)]
     est = estimate(target.kernel, target.scenario, device, source=target.text, build_options=ns.build_options,
                    use_cache=not ns.no_cache, use_model=ns.model == "auto", calibrate=not ns.no_calibration)
     out: dict[str, Any] = {
@@ -114,31 +114,6 @@ def _predict(ns: argparse.Namespace) -> int:
         print(f"  warning     {w}")
     return 0
 
-
-def launch_warnings(kernel: Any, scenario: Scenario, device: Device) -> list[str]:
-    """What makes the estimate doubtful, or the launch impossible on ``device`` (that last raises)."""
-    from clperf.predictor.roofline import count_args
-
-    from clperf.records import type_size
-
-    group = math.prod(scenario.local_size) if scenario.local_size else 0
-    if device.max_work_group_size and group > device.max_work_group_size:
-        raise ScenarioError(f"a work-group of {group} work-items exceeds {device.name}'s maximum of "
-                            f"{device.max_work_group_size}")
-    out = []
-    counting = count_args(scenario)
-    counted = {i for chain, _ in getattr(kernel, "op_groups", ()) for i in chain}  # loops left in the IR
-    for i, lp in enumerate(getattr(kernel, "loops", ())):
-        if i in counted and lp.trips_for(counting) is None:
-            out.append(f"the loop at line {lp.line} runs a number of times clperf cannot tell "
-                       "(it depends on data, on the work-item, or never ends): counted once, so the "
-                       "estimate is a lower bound")
-    total = sum(float(scenario.args.get(p.name, 0)) * float(type_size(p.type) or 0)
-                for p in getattr(kernel, "params", ()) if p.pointer and p.address_space == "global")
-    if device.global_mem_bytes and total > device.global_mem_bytes:
-        out.append(f"the buffers need {total / 2**30:.1f} GiB; {device.name} has "
-                   f"{device.global_mem_bytes / 2**30:.1f} GiB")
-    return out
 
 
 @dataclass(frozen=True)

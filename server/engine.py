@@ -42,6 +42,7 @@ class KernelResult:
     loop_shares: Mapping[int, float] = field(default_factory=dict)  # loop line -> share of time, 0..1
     traffic: Any | None = None  # clperf.predictor.roofline.Traffic: bytes and ops of the whole launch
     last_measured: Measurement | None = None  # newest stored run of exactly this source
+    doubts: tuple[str, ...] = ()  # what makes the estimate doubtful (``estimate.doubts``)
 
 
 @dataclass(frozen=True)
@@ -132,15 +133,22 @@ def _estimate(report: Any, scenario: Scenario, job: Job) -> tuple[Estimate | Non
     """The estimate and the roofline's traffic (bytes moved, ops) for the hover's breakdown."""
     if job.device is None:
         return None, None, job.device_problem or "no target device"
-    from clperf.predictor.estimate import estimate
+    from clperf.predictor.estimate import check_launch, estimate
     from clperf.predictor.roofline import traffic
 
     try:
+        check_launch(scenario, job.device)
         est = estimate(report, scenario, job.device, source=job.text,
                        build_options=job.settings.build_options)
         return est, traffic(report, scenario, job.device.type), None
     except ClperfError as e:
         return None, None, str(e)
+
+
+def _doubts(report: Any, scenario: Scenario, job: Job) -> tuple[str, ...]:
+    from clperf.predictor.estimate import doubts
+
+    return tuple(doubts(report, scenario, job.device)) if job.device is not None else ()
 
 
 def analyze(job: Job) -> Analysis:
@@ -175,7 +183,8 @@ def analyze(job: Job) -> Analysis:
             est, traffic, est_problem = None, None, "the file does not compile"
         kernels[kr.name] = KernelResult(kr.name, kr, scenario, scen_problem, est, est_problem,
                                         loop_shares(kr, fk, scenario, job.device), traffic,
-                                        history.last_measured(kr.name, digest))
+                                        history.last_measured(kr.name, digest),
+                                        _doubts(kr, scenario, job) if est is not None else ())
     elapsed = (time.perf_counter() - start) * 1e3
     return Analysis(job.uri, job.version, digest, job.device, tuple(problems), kernels, elapsed)
 

@@ -54,6 +54,7 @@ def kernel_markdown(result: KernelResult, device: Any, measured: Measured | None
         calibrated = f", calibrated on {est.calibration_measurements} measurements" if est.calibrated else ""
         rows.append(("model", f"{est.model_name} {est.model_version}{calibrated}"
                               + (" (cached)" if est.cached else "")))
+        rows += [("caution", d) for d in result.doubts]
     rows += _scenario_rows(result)
     rows.append(("last measured", _measured_text(measured, result.last_measured)
                  + (" (before your last edit of this kernel)" if stale else "")))

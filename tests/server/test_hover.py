@@ -58,3 +58,17 @@ async def test_access_pattern(client: LanguageClient, lsp) -> None:
     h = await hover(client, uri, line, text.split("\n")[line].index("in[i * 32]") + 1)
     assert "strided" in h.contents.value and "32 elements" in h.contents.value
     assert await hover(client, uri, 0, 3) is None  # a comment: nothing to say
+
+
+@pytest.mark.e2e
+async def test_a_loop_the_analysis_cannot_count_is_named_as_a_caution(client: LanguageClient, lsp) -> None:
+    text = ("// clperf: --global 4096 --local 64\n"
+            "__kernel void spin(__global const int *flag, __global float *out) {\n"
+            "    float v = 0.0f;\n"
+            "    while (1) { v += 1.0f; if (flag[0] == 7) break; }\n"
+            "    out[get_global_id(0)] = v;\n"
+            "}\n")
+    uri = await lsp.open_doc(client, text)
+    md = (await hover(client, uri, 1, text.split("\n")[1].index("spin"))).contents.value
+    caution = next(r for r in md.split("\n") if r.startswith("| caution |"))
+    assert "line 4" in caution and "lower bound" in caution, md
