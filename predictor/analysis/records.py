@@ -100,7 +100,7 @@ class TripCount:
             return f"steps {how} from {poly.format_poly(start)} to {poly.format_poly(bound)}"
         text = poly.format_poly(self.num)
         den = " * ".join(([str(self.den)] if self.den != 1 else []) +
-                         [" * ".join(m) for m, _ in self.den_sym])
+                         [" * ".join(n.removeprefix("arg:") for n in m) for m, _ in self.den_sym])
         if not den:
             return text
         den = f"({den})" if " * " in den else den

@@ -410,6 +410,8 @@ class KernelWalk:
             return poly.add(self.value(ops[0]), self.value(ops[1]))
         if op == "sub":
             return poly.sub(self.value(ops[0]), self.value(ops[1]))
+        if op == "xor" and self._const(ops[1]) == -1:  # ~x == -x - 1 (clang's form of ``n - 1 - i``)
+            return poly.sub(poly.const(-1), self.value(ops[0]))
         if op == "mul":
             return poly.mul(self.value(ops[0]), self.value(ops[1]))
         if op == "shl":
@@ -748,15 +750,18 @@ class KernelWalk:
             return None, bool(self.deps(x) or self.deps(b))
         s_val = poly.constant_value(s)
         den_sym: poly.FrozenPoly = ()
+        per_sym = Fraction(1)  # the step is per_sym x den_sym (``row += get_global_size(0) / 32``)
         if s_val is None:
-            # a step of one launch size: a single monomial of lsz/gsz/ngr symbols, positive
+            # a step of a launch size or an argument (``i += stride``): one monomial of those symbols
             if len(s) != 1:
                 return None, bool(self.deps(x) or self.deps(b))
             (mono, coef), = s.items()
-            if not mono or any(not _is_launch_symbol(n) for n in mono) or coef.denominator != 1:
+            if not mono or any(not (_is_launch_symbol(n) or n.startswith("arg:")) for n in mono) \
+                    or coef <= 0:
                 return None, bool(self.deps(x) or self.deps(b))
             den_sym = poly.freeze({mono: Fraction(1)})
-            s_val = coef
+            per_sym = Fraction(coef)
+            s_val = Fraction(coef.numerator)
         if s_val == 0 or s_val.denominator != 1:
             return None, bool(self.deps(x) or self.deps(b))
         a = poly.without(x, [it])
@@ -770,13 +775,20 @@ class KernelWalk:
             a = {mono: c for mono, c in a.items() if mono not in shared}
             b = {mono: c for mono, c in b.items() if mono not in shared}
         varies = False
-        work_item = [n for n in poly.symbols(a) if _is_work_item_symbol(n)]
+        sign = 1 if int(s_val) > 0 else -1
+        work_item = [n for n in poly.symbols(a) if _is_work_item_symbol(n) or self.slow_deps.get(n)]
         if work_item:
             # the first work-item runs the most iterations when the start grows with the id
-            sign = 1 if int(s_val) > 0 else -1
             if any(sign * c < 0 for mono, c in a.items() if any(n in work_item for n in mono)):
                 return None, True
             a = {mono: c for mono, c in a.items() if not any(n in work_item for n in mono)}
+            varies = True
+        bound_item = [n for n in poly.symbols(b) if _is_work_item_symbol(n) or self.slow_deps.get(n)]
+        if bound_item and single_exit:
+            # ... and when the bound shrinks as the id grows (``j < n - 1 - i``, triangular loops)
+            if any(sign * c > 0 for mono, c in b.items() if any(n in bound_item for n in mono)):
+                return None, True
+            b = {mono: c for mono, c in b.items() if not any(n in bound_item for n in mono)}
             varies = True
         delta = 1 if eb in lp.latches else 0
         step = int(s_val)
@@ -791,8 +803,9 @@ class KernelWalk:
             p = "lt"
         if p != "lt" or step <= 0:
             return None, varies
-        step_poly = poly.scale(poly.thaw(den_sym), step) if den_sym else poly.const(step * delta)
+        step_poly = poly.scale(poly.thaw(den_sym), per_sym) if den_sym else poly.const(step * delta)
         num = poly.add(poly.sub(b, a), step_poly if delta else {})
+        num = poly.scale(num, per_sym.denominator)  # count num / (per_sym x den_sym)
         quotient = [s_ for s_ in poly.symbols(num) if s_ in self.quotients]
         if len(quotient) == 1 and not den_sym and all(len(m) <= 1 for m in num):
             # num = c * floor(x / d) + rest, and floor(x / d) = ceil((x - d + 1) / d)

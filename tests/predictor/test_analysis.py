@@ -492,3 +492,36 @@ kernel void chunks(global const float *in, global float *out, int n) {
     (lp,) = k.loops
     assert lp.trips_for(launch_args({"n": 1 << 20}, [4096], [256])) == 256
     assert lp.trips_for(launch_args({"n": 1000}, [64], [64])) == 16  # ceil(1000 / 64)
+
+
+def test_steps_of_an_argument_or_a_share_of_the_launch_and_shrinking_bounds_are_counted():
+    from clperf.predictor.analysis.records import launch_args
+
+    k = kernel("""
+kernel void strided(global const float *x, global float *out, int n, int stride) {
+    float s = 0.0f;
+    for (int i = get_global_id(0); i < n; i += stride)
+        s += x[i];
+    out[get_global_id(0)] = s;
+}""")
+    (lp,) = k.loops
+    assert lp.trip_expr == "ceil(n / stride)" and lp.trips_for({"n": 1 << 20, "stride": 4096}) == 256
+    k = kernel("""
+kernel void warp_rows(global const float *x, global float *out, int rows) {
+    float s = 0.0f;
+    for (int row = get_global_id(0) / 32; row < rows; row += get_global_size(0) / 32)
+        s += x[row];
+    out[get_global_id(0)] = s;
+}""")
+    (lp,) = k.loops
+    assert lp.trips_for(launch_args({"rows": 4096}, [32768], [256])) == 4  # 1,024 warps, 4 rows each
+    k = kernel("""
+kernel void tri(global const float *x, global float *out, int n) {
+    int i = get_global_id(0);
+    float s = 0.0f;
+    for (int j = 0; j < n - 1 - i; j++)
+        s += x[j];
+    out[i] = s;
+}""")
+    (lp,) = k.loops
+    assert lp.varies and lp.trips_for({"n": 1000}) == 999  # work-item 0: the most any work-item runs
