@@ -183,6 +183,7 @@ class KernelWalk:
         self.slow_deps: dict[str, frozenset[int]] = {}  # q: symbols (floor divisions) and what they vary on
         # launch quotients: d: symbols for ``(n + gsz - 1) / gsz`` (a share of the launch), as (num, launch)
         self.quotients: dict[str, tuple[Poly, Poly]] = {}
+        self.floors: dict[str, tuple[Poly, int]] = {}  # floor: symbols, as (scenario value, divisor)
         self.counter = 0
         self.depth = 0
         self.loop_of_header: dict[int, int] = {}
@@ -474,6 +475,17 @@ class KernelWalk:
         c = poly.constant_value(x)
         if c is not None:
             return poly.const(c // d)
+        syms = poly.symbols(x)
+        if (not self.deps(x) and any(s.startswith("arg:") for s in syms)
+                and all(s.startswith("arg:") or _is_launch_symbol(s) for s in syms)
+                and any((cf / d).denominator != 1 for cf in x.values())):
+            # a scenario value divided by a constant (``r = w / 2``): kept exact for trip counts, where
+            # ``for (j = -r; j <= r; j++)`` runs w times for an odd w, not w + 1
+            text = poly.format_poly(x)
+            name = f"floor:{f'({text})' if ' ' in text else text} / {d}"
+            self.floors[name] = (x, d)
+            self.sym_deps[name] = frozenset()
+            return poly.sym(name)
         if d < 16 or not self.deps(x) or all((cf / d).denominator == 1 for cf in x.values()):
             return poly.scale(x, Fraction(1, d))
         self.counter += 1
@@ -638,7 +650,7 @@ class KernelWalk:
                 continue
             start, mul, div, on_next = g
             bound = self.value(cops[1 - side])
-            if any(not (s.startswith("arg:") or _is_launch_symbol(s))
+            if any(not (s.startswith("arg:") or _is_launch_symbol(s) or s in self.floors)
                    for s in poly.symbols(start) | poly.symbols(bound)):
                 return None
             at_latch = eb in lp.latches
@@ -646,7 +658,7 @@ class KernelWalk:
                 return None
             p = pred if side == 0 else _SWAP[pred]
             return TripCount((), 1, geometric=(poly.freeze(start), mul, div, p, poly.freeze(bound), on_next,
-                                               at_latch))
+                                               at_latch), floors=self._floors_of(start, bound))
         return None
 
     def _geometric_counter(self, v: Any, lp: _Loop) -> tuple[Poly, int, int, bool] | None:
@@ -815,13 +827,19 @@ class KernelWalk:
             x_up = poly.add(poly.sub(x_q, d_q), poly.const(1))
             num = poly.add(poly.scale(x_up, c_q), poly.mul(rest, d_q))
             den_sym = poly.freeze(d_q)
-        if any(not (s_.startswith("arg:") or _is_launch_symbol(s_)) for s_ in poly.symbols(num)):
+        if any(not (s_.startswith("arg:") or _is_launch_symbol(s_) or s_ in self.floors)
+               for s_ in poly.symbols(num)):
             if any(s_.startswith("ld:") for s_ in poly.symbols(num)):
                 lp.data_bound = True
             return None, bool(self.deps(num) or any(s_ in self.sym_load for s_ in poly.symbols(num)))
         scale = math.lcm(*(c.denominator for c in num.values())) if num else 1
         # a bound divided by a constant (``t < n / 16``): ceil(n / 16) for floor(n / 16), at most one more
-        return TripCount(poly.freeze(poly.scale(num, scale)), step * scale, den_sym, varies=varies), varies
+        return TripCount(poly.freeze(poly.scale(num, scale)), step * scale, den_sym, varies=varies,
+                         floors=self._floors_of(num)), varies
+
+    def _floors_of(self, *polys: Poly) -> tuple[tuple[str, poly.FrozenPoly, int], ...]:
+        names = sorted({s for p in polys for s in poly.symbols(p) if s in self.floors})
+        return tuple((n, poly.freeze(self.floors[n][0]), self.floors[n][1]) for n in names)
 
     def _varies(self, v: Any) -> bool:
         p = self.value(v)

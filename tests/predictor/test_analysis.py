@@ -525,3 +525,17 @@ kernel void tri(global const float *x, global float *out, int n) {
 }""")
     (lp,) = k.loops
     assert lp.varies and lp.trips_for({"n": 1000}) == 999  # work-item 0: the most any work-item runs
+
+
+def test_a_radius_of_half_a_width_keeps_cs_floor():
+    k = kernel("""
+kernel void conv(global const float *in, global float *out, int w, int n) {
+    int i = get_global_id(0), r = w / 2;
+    float s = 0.0f;
+    for (int j = -r; j <= r; j++)
+        s += in[i + j + r];
+    out[i] = s;
+}""")
+    (lp,) = k.loops
+    assert [lp.trips_for({"w": w}) for w in (3, 5, 4)] == [3, 5, 5]
+    assert "floor(w / 2)" in lp.trip_expr
