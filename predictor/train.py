@@ -39,7 +39,7 @@ from clperf.records import Device, Scenario
 
 log = logging.getLogger(__name__)
 
-FEATURES_VERSION = "16"
+FEATURES_VERSION = "17"
 MODEL_NAME = "clperf-perfnet"
 HAND_WEIGHT = 3.0  # how much more often batches draw a hand-written kernel than a generated one (see fit)
 

@@ -125,6 +125,7 @@ class _Loop:
     trip: TripCount | None = None
     varies: bool = False
     data_bound: bool = False  # its bounds are loaded values (``for (e = rowptr[v]; e < rowptr[v + 1]; ...)``)
+    bound_buffers: set[str] = field(default_factory=set)  # the parameters those bounds are loaded from
 
 
 @dataclass
@@ -184,6 +185,7 @@ class KernelWalk:
         # launch quotients: d: symbols for ``(n + gsz - 1) / gsz`` (a share of the launch), as (num, launch)
         self.quotients: dict[str, tuple[Poly, Poly]] = {}
         self.floors: dict[str, tuple[Poly, int]] = {}  # floor: symbols, as (scenario value, divisor)
+        self.load_base: dict[str, str] = {}  # ld: symbol -> the parameter it was loaded from
         self.counter = 0
         self.depth = 0
         self.loop_of_header: dict[int, int] = {}
@@ -461,7 +463,11 @@ class KernelWalk:
             return self._phi(v, ops)
         if op == "load":
             addr = self.value(ops[0])
-            return self._opaque(v, self.deps(addr), load=True)
+            sym = self._opaque(v, self.deps(addr), load=True)
+            base = next((s[5:] for s in poly.symbols(addr) if s.startswith("base:")), None)
+            if base is not None:
+                self.load_base[next(iter(sym))[0]] = base
+            return sym
         deps: frozenset[int] = frozenset()
         for o in ops:
             if o in self.inst_block or o in self.args:
@@ -831,6 +837,7 @@ class KernelWalk:
                for s_ in poly.symbols(num)):
             if any(s_.startswith("ld:") for s_ in poly.symbols(num)):
                 lp.data_bound = True
+                lp.bound_buffers |= {self.load_base[s_] for s_ in poly.symbols(num) if s_ in self.load_base}
             return None, bool(self.deps(num) or any(s_ in self.sym_load for s_ in poly.symbols(num)))
         scale = math.lcm(*(c.denominator for c in num.values())) if num else 1
         # a bound divided by a constant (``t < n / 16``): ceil(n / 16) for floor(n / 16), at most one more
@@ -973,21 +980,31 @@ class KernelWalk:
 
     def _partition_trips(self, accesses: list[Access]) -> None:
         """A loop between loaded bounds that walks a buffer (``for (e = rowptr[v]; e < rowptr[v + 1]; ++e)
-        ... adj[e]``: CSR rows, graph adjacency, segments) splits that buffer among the work-items: on
-        average it runs ``len(buffer) / work-items`` times (``TripCount.average``)."""
+        ... adj[e]``: CSR rows, graph adjacency, segments) runs on average one segment of that buffer
+        (``TripCount.average``): ``len(buffer) / len(offsets)`` when the bounds come from one offsets
+        table (a BFS frontier visits a few of its segments), divided by the step when lanes interleave
+        (``e += 32``: a warp per row); otherwise ``len(buffer) / work-items``."""
         gsz = tuple(f"gsz{d}" for d in range(max(1, self.dims_used)))
         for k, lp in enumerate(self.loops):
             if lp.trip is not None or not lp.data_bound:
                 continue
             it = f"it:{k}"
-            # every element is visited once in all (whatever the step: lanes of a row interleave)
-            walked = next((a.param for a in accesses
-                           if a.param and a.address_space == "global" and k in a.loops and a.offset
-                           and self.arg_pointer.get(a.param) and self._steps_with(a, it)), None)
-            if walked is not None:
-                lp.trip = TripCount(poly.freeze({(f"arg:{walked}",): Fraction(1)}), 1,
-                                    poly.freeze({gsz: Fraction(1)}), varies=True, average=True)
-                lp.varies = True
+            acc = next((a for a in accesses
+                        if a.param and a.address_space == "global" and k in a.loops and a.offset
+                        and self.arg_pointer.get(a.param) and self._steps_with(a, it)), None)
+            if acc is None:
+                continue
+            walked = str(acc.param)
+            tables = [b for b in lp.bound_buffers if self.arg_pointer.get(b) and b != walked]
+            if len(tables) == 1:
+                c = poly.constant_value(poly.coefficient(poly.thaw(acc.offset), it) or {}) or 1
+                step = max(1, round(abs(float(c)) / float(acc.element_size or 4)))
+                den, den_sym = step, poly.freeze({(f"arg:{tables[0]}",): Fraction(1)})
+            else:  # every element is visited once in all, whatever the step
+                den, den_sym = 1, poly.freeze({gsz: Fraction(1)})
+            lp.trip = TripCount(poly.freeze({(f"arg:{walked}",): Fraction(1)}), den, den_sym, varies=True,
+                                average=True)
+            lp.varies = True
 
     @staticmethod
     def _steps_with(a: Access, it: str) -> bool:

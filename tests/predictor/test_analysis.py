@@ -391,11 +391,37 @@ kernel void rows(global const int *rowptr, global const int *col, global const f
 }""")
     (lp,) = k.loops
     assert lp.trip is not None and lp.trip.average and lp.varies
-    assert lp.trip_expr == "about ceil(col / gsz0) on average"
+    assert lp.trip_expr == "about ceil(col / rowptr) on average"
     args = launch_args({"rowptr": 1025, "col": 8192, "x": 1024, "y": 1024}, [1024], [64])
     assert lp.trips_for(args) == 8
     counts = {a.param: n for a, n in k.access_counts_for(args) if a.kind == "load"}
     assert counts["col"] == 8 and counts["x"] == 8 and counts["rowptr"] == 1
+
+
+def test_a_frontier_walks_the_average_segment_and_interleaved_lanes_share_one():
+    from clperf.predictor.analysis.records import launch_args
+
+    k = kernel("""
+kernel void expand(global const int *frontier, global const int *row_off, global const int *adj,
+                   global int *seen) {
+    int v = frontier[get_global_id(0)];
+    for (int e = row_off[v]; e < row_off[v + 1]; ++e)
+        seen[adj[e]] = 1;
+}""")
+    (lp,) = k.loops
+    args = launch_args({"frontier": 64, "row_off": 4097, "adj": 65536, "seen": 4096}, [64], [64])
+    assert lp.trips_for(args) == 16  # the average degree, not adj / 64 work-items
+    k = kernel("""
+kernel void warp_row(global const int *rowptr, global const float *val, global float *y) {
+    int row = get_global_id(0) / 32, lane = get_local_id(0) % 32;
+    float s = 0.0f;
+    for (int j = rowptr[row] + lane; j < rowptr[row + 1]; j += 32)
+        s += val[j];
+    y[row] = s;
+}""")
+    (lp,) = k.loops
+    args = launch_args({"rowptr": 1025, "val": 1024 * 320, "y": 1024}, [32768], [256])
+    assert lp.trips_for(args) == 10  # 320 per row over 32 lanes
 
 
 def test_a_range_that_moves_with_the_work_group_counts_its_length():
