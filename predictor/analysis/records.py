@@ -65,16 +65,16 @@ class TripCount:
     # a counter scaled each iteration: (start, multiplier, divisor, icmp predicate that keeps the loop
     # going, bound, compared after the update, compared at the latch); ``num`` and ``den`` are unused
     geometric: tuple[poly.FrozenPoly, int, int, str, poly.FrozenPoly, bool, bool] | None = None
-    # ``floor:`` symbols in ``num`` (or the geometric bounds): (name, scenario value, divisor), C's division
-    floors: tuple[tuple[str, poly.FrozenPoly, int], ...] = ()
+    # ``floor:`` symbols in ``num`` (or the geometric bounds): (name, dividend, divisor), C's division
+    floors: tuple[tuple[str, poly.FrozenPoly, poly.FrozenPoly], ...] = ()
 
     def value(self, args: Mapping[str, int | float]) -> int | None:
         vals = {(k[1:] if k.startswith("@") else f"arg:{k}"): a for k, a in args.items()}
         for name, x, d in self.floors:
-            xv = poly.evaluate(x, vals)
-            if xv is None:
+            xv, dv = poly.evaluate(x, vals), poly.evaluate(d, vals)
+            if xv is None or not dv:
                 return None
-            vals[name] = math.trunc(xv / d)
+            vals[name] = math.trunc(xv / dv)
         if self.geometric is not None:
             return _run_geometric(self.geometric, vals)
         v = poly.evaluate(self.num, vals)

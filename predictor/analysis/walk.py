@@ -182,9 +182,9 @@ class KernelWalk:
         self.sym_load: set[str] = set()  # symbols that are loaded values
         self.sym_block: dict[str, int] = {}
         self.slow_deps: dict[str, frozenset[int]] = {}  # q: symbols (floor divisions) and what they vary on
-        # launch quotients: d: symbols for ``(n + gsz - 1) / gsz`` (a share of the launch), as (num, launch)
-        self.quotients: dict[str, tuple[Poly, Poly]] = {}
-        self.floors: dict[str, tuple[Poly, int]] = {}  # floor: symbols, as (scenario value, divisor)
+        # floor: symbols, C's division of scenario values, as (dividend, divisor): ``r = w / 2``, and
+        # ``(n + gsz - 1) / gsz`` (each work-item's share of the launch)
+        self.floors: dict[str, tuple[Poly, Poly]] = {}
         self.load_base: dict[str, str] = {}  # ld: symbol -> the parameter it was loaded from
         self.counter = 0
         self.depth = 0
@@ -487,11 +487,7 @@ class KernelWalk:
                 and any((cf / d).denominator != 1 for cf in x.values())):
             # a scenario value divided by a constant (``r = w / 2``): kept exact for trip counts, where
             # ``for (j = -r; j <= r; j++)`` runs w times for an odd w, not w + 1
-            text = poly.format_poly(x)
-            name = f"floor:{f'({text})' if ' ' in text else text} / {d}"
-            self.floors[name] = (x, d)
-            self.sym_deps[name] = frozenset()
-            return poly.sym(name)
+            return self._floor_symbol(x, poly.const(d))
         if d < 16 or not self.deps(x) or all((cf / d).denominator == 1 for cf in x.values()):
             return poly.scale(x, Fraction(1, d))
         self.counter += 1
@@ -502,7 +498,7 @@ class KernelWalk:
 
     def _launch_quotient(self, x: Poly, d: Poly) -> Poly | None:
         """``x / d`` for ``d`` one launch size and ``x`` known from the scenario (``per = (n + gsz - 1) /
-        gsz``: each work-item's share of the work): a uniform symbol that a trip count can divide out."""
+        gsz``: each work-item's share of the work)."""
         if len(d) != 1:
             return None
         (mono, coef), = d.items()
@@ -510,10 +506,15 @@ class KernelWalk:
             return None
         if any(not (s.startswith("arg:") or _is_launch_symbol(s)) for s in poly.symbols(x)):
             return None
-        self.counter += 1
-        name = f"d:{self.counter}"
+        return self._floor_symbol(x, d)
+
+    def _floor_symbol(self, x: Poly, d: Poly) -> Poly:
+        """A uniform symbol for C's ``x / d``, which trip counts evaluate for the scenario
+        (``TripCount.floors``)."""
+        text, dtext = poly.format_poly(x), poly.format_poly(d)
+        name = f"floor:{f'({text})' if ' ' in text else text} / {f'({dtext})' if ' ' in dtext else dtext}"
+        self.floors[name] = (x, d)
         self.sym_deps[name] = frozenset()
-        self.quotients[name] = (x, d)
         return poly.sym(name)
 
     def _like(self, v: Any, approx: Poly, ops: list[Any]) -> Poly:
@@ -824,29 +825,20 @@ class KernelWalk:
         step_poly = poly.scale(poly.thaw(den_sym), per_sym) if den_sym else poly.const(step * delta)
         num = poly.add(poly.sub(b, a), step_poly if delta else {})
         num = poly.scale(num, per_sym.denominator)  # count num / (per_sym x den_sym)
-        quotient = [s_ for s_ in poly.symbols(num) if s_ in self.quotients]
-        if len(quotient) == 1 and not den_sym and all(len(m) <= 1 for m in num):
-            # num = c * floor(x / d) + rest, and floor(x / d) = ceil((x - d + 1) / d)
-            x_q, d_q = self.quotients[quotient[0]]
-            c_q = num.get((quotient[0],), Fraction(0))
-            rest = {m: c for m, c in num.items() if m != (quotient[0],)}
-            x_up = poly.add(poly.sub(x_q, d_q), poly.const(1))
-            num = poly.add(poly.scale(x_up, c_q), poly.mul(rest, d_q))
-            den_sym = poly.freeze(d_q)
         if any(not (s_.startswith("arg:") or _is_launch_symbol(s_) or s_ in self.floors)
                for s_ in poly.symbols(num)):
             if any(s_.startswith("ld:") for s_ in poly.symbols(num)):
                 lp.data_bound = True
                 lp.bound_buffers |= {self.load_base[s_] for s_ in poly.symbols(num) if s_ in self.load_base}
             return None, bool(self.deps(num) or any(s_ in self.sym_load for s_ in poly.symbols(num)))
+        # fractions left (``lsz0 / 2``: a launch size, not a floor symbol) scale numerator and step alike
         scale = math.lcm(*(c.denominator for c in num.values())) if num else 1
-        # a bound divided by a constant (``t < n / 16``): ceil(n / 16) for floor(n / 16), at most one more
         return TripCount(poly.freeze(poly.scale(num, scale)), step * scale, den_sym, varies=varies,
                          floors=self._floors_of(num)), varies
 
-    def _floors_of(self, *polys: Poly) -> tuple[tuple[str, poly.FrozenPoly, int], ...]:
+    def _floors_of(self, *polys: Poly) -> tuple[tuple[str, poly.FrozenPoly, poly.FrozenPoly], ...]:
         names = sorted({s for p in polys for s in poly.symbols(p) if s in self.floors})
-        return tuple((n, poly.freeze(self.floors[n][0]), self.floors[n][1]) for n in names)
+        return tuple((n, poly.freeze(self.floors[n][0]), poly.freeze(self.floors[n][1])) for n in names)
 
     def _varies(self, v: Any) -> bool:
         p = self.value(v)
