@@ -46,9 +46,11 @@ class WorkerGone(DeviceError):
 class Worker:
     """One worker process holding an OpenCL context on ``device``."""
 
-    def __init__(self, device: Device, start_timeout_s: float = 60.0) -> None:
+    def __init__(self, device: Device, start_timeout_s: float = 60.0,
+                 env: dict[str, str] | None = None) -> None:
         self.device = device
         self.start_timeout_s = start_timeout_s
+        self.extra_env = dict(env or {})  # e.g. a private POCL_CACHE_DIR (benchmark/compiled.py)
         self.proc: subprocess.Popen[bytes] | None = None
         self._buf = b""
         self._err: Any = None
@@ -58,6 +60,7 @@ class Worker:
         env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")
         env["PYTHONSAFEPATH"] = "1"  # a folder named clperf in the current directory must not shadow ours
+        env.update(self.extra_env)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "clperf.benchmark.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, env=env,

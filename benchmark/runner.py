@@ -111,6 +111,7 @@ def benchmark(
     cancel: threading.Event | None = None,
     seed: int = DEFAULT_SEED,
     rtol: float = 1e-5,
+    worker_env: dict[str, str] | None = None,
 ) -> Measurement:
     """Measure ``kernel`` of ``source`` on ``device``. Never raises for anything the kernel does.
 
@@ -151,7 +152,7 @@ def benchmark(
                           resolved)
 
     deadline = time.monotonic() + timeout_s
-    worker = Worker(device, start_timeout_s=timeout_s)
+    worker = Worker(device, start_timeout_s=timeout_s, env=worker_env)
     try:
         if on_progress:
             on_progress(0.0, "starting")

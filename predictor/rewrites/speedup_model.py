@@ -16,7 +16,11 @@ come from) change the roofline's inputs here, and only here: ``estimate`` and th
   the region has no loop left inside (LLVM vectorises innermost loops). So unrolling the last loop of a
   kernel multiplies its compute rate by the SIMD width, and in a kernel with barriers (a ``__local``
   tile: the loader's loops, a barrier, loop-free reads) the work outside loops runs at that rate; the
-  FLOP peak itself was measured by a kernel with a loop, i.e. at the scalar rate.
+  FLOP peak itself was measured by a kernel with a loop, i.e. at the scalar rate. "No loop left" is a
+  guess from the IR; when the device is the local PoCL, its own machine code answers instead for a
+  kernel without barriers (``cpu_code``, ``benchmark/compiled.py``): the vectoriser refuses some
+  loop-free bodies (a guard whose loads it cannot if-convert, a remainder loop it meets before
+  unrolling it) and an unroll pragma is PoCL's to honour.
 * **Barriers on a CPU** (``barrier_item_ns``). A CPU runtime runs each region between barriers as a loop
   over the work-items of its own and keeps the values live across the barrier in per-work-item arrays:
   each barrier adds a fixed time per work-item (``bench/barrier_cost.py`` measures it), which a ``__local``
@@ -28,6 +32,7 @@ come from) change the roofline's inputs here, and only here: ``estimate`` and th
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +44,7 @@ from clperf.predictor.analysis.records import Ops
 from clperf.records import Device, Scenario
 
 MODEL = f"roofline+compiler {rl.MODEL_VERSION}"  # named in each prediction's note
+log = logging.getLogger(__name__)
 
 
 def as_compiled(text: str, kernel: Any, device: Device, path: Path | None = None,
@@ -60,14 +66,37 @@ def has_loops(kernel: Any) -> bool:
         a.in_loop for a in getattr(kernel, "accesses", ()))
 
 
-def roofline_for(kernel: Any, scenario: Scenario, device: Device) -> rl.Roofline:
-    """The roofline of ``kernel`` (already ``as_compiled``) with the device's compute facts applied."""
+def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_options: str = "") -> Any:
+    """PoCL's own code for ``kernel`` (``benchmark/compiled.py``: whether its work-item loop became SIMD
+    code), when ``device`` is the local PoCL device; else None. Needs the benchmark side (pyopencl)."""
+    if device.source != "discovered" or device.type != "cpu" or not facts_simd(device):
+        return None
+    try:
+        from clperf.benchmark import compiled
+    except ImportError:  # the benchmark side is optional at estimate time
+        return None
+    try:
+        return compiled.cpu_code(text, kernel, scenario, device, build_options=build_options)
+    except Exception as e:  # noqa: BLE001 - a broken runtime must not stop the prediction
+        log.info("no PoCL code for %s: %s", kernel, e)
+        return None
+
+
+def facts_simd(device: Device) -> bool:
+    return profiles.facts(device).loop_free_simd_lanes > 1
+
+
+def roofline_for(kernel: Any, scenario: Scenario, device: Device, code: Any = None) -> rl.Roofline:
+    """The roofline of ``kernel`` (already ``as_compiled``) with the device's compute facts applied;
+    ``code`` (``cpu_code``), when known, says whether a kernel without barriers runs in SIMD lanes."""
     bw, fl, measured = profiles.peaks(device)
     facts = profiles.facts(device)
     t = rl.traffic(kernel, scenario, device.type)
     t = replace(t, int_ops=t.int_ops + (facts.int_div_ops - 1.0) * t.int_divs)  # a division as its ops
     lanes = float(facts.loop_free_simd_lanes)
-    if lanes > 1 and not has_loops(kernel):
+    barriers = int(getattr(kernel, "barriers", 0) or 0)
+    simd = code.vectorized if code is not None and not barriers else not has_loops(kernel)
+    if lanes > 1 and simd:
         t = replace(t, flops=t.flops / lanes, int_ops=t.int_ops / lanes, fp64_ops=t.fp64_ops / lanes,
                     special_ops=t.special_ops / lanes)
     elif lanes > 1 and int(getattr(kernel, "barriers", 0) or 0) > 0:
@@ -79,7 +108,6 @@ def roofline_for(kernel: Any, scenario: Scenario, device: Device) -> rl.Roofline
                     int_ops=t.int_ops - k * (free.int_ops + (facts.int_div_ops - 1.0) * free.int_divs),
                     fp64_ops=t.fp64_ops - k * free.fp64_ops, special_ops=t.special_ops - k * free.special_ops)
     r = rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured)
-    barriers = int(getattr(kernel, "barriers", 0) or 0)
     if facts.barrier_item_ns and barriers:  # a CPU runtime's cost of splitting the work-item loop
         r = replace(r, time_ms=r.time_ms + barriers * t.work_items * facts.barrier_item_ns * 1e-6)
     return r

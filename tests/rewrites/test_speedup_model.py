@@ -112,6 +112,21 @@ def test_simd_lanes_apply_only_without_a_loop() -> None:
     assert ratio(ku, scu) == pytest.approx(ratio(kn, scn) / 8, rel=1e-6)
 
 
+def test_pocls_own_code_decides_the_simd_lanes() -> None:
+    from clperf.benchmark.compiled import CompiledCode
+
+    pocl = _pocl()
+    ku = _unrolled(HORNER)  # loop-free in the analysis
+    sc = rewrites.scenario_for(HORNER, ku, parse_flags("--global 1048576 --local 256 --arg x=1048576 "
+                                                       "--arg y=1048576"))
+    guess = speedup_model.roofline_for(ku, sc, pocl).compute_ms
+    simd = speedup_model.roofline_for(ku, sc, pocl, CompiledCode(40, 30, 0)).compute_ms
+    scalar = speedup_model.roofline_for(ku, sc, pocl, CompiledCode(40, 0, 0)).compute_ms
+    assert simd == pytest.approx(guess) and scalar == pytest.approx(8 * simd)
+    # the code is asked for only on the PoCL device at hand, not for a profile's
+    assert speedup_model.cpu_code(HORNER, "horner", sc, pocl) is None
+
+
 def _unrolled(text: str):  # noqa: ANN202
     return analyze_text(text, unroll_threshold=300).kernel("horner")
 

@@ -1,0 +1,73 @@
+"""PoCL's own code for a kernel (benchmark/compiled.py): real PoCL builds, real objdump."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from clperf.benchmark import compiled
+
+from clperf.records import Scenario
+
+# Horner's rule with a fixed 8-iteration loop: PoCL keeps the loop, so the work-item loop is not
+# innermost and stays scalar. Unrolled by hand, the body is loop-free and LLVM vectorises the work-items.
+LOOP = """
+__kernel void horner(__global const float* x, __constant float* c, __global float* y) {
+    int i = get_global_id(0);
+    float v = x[i];
+    float acc = 0.0f;
+    for (int k = 0; k < 8; k++) acc = acc * v + c[k];
+    y[i] = acc;
+}
+"""
+UNROLLED = LOOP.replace("for (int k = 0; k < 8; k++) acc = acc * v + c[k];",
+                        " ".join(f"acc = acc * v + c[{k}];" for k in range(8)))
+SCENARIO = Scenario((4096,), (64,), {"x": 4096, "c": 8, "y": 4096})
+
+
+def test_the_work_item_loop_is_vectorised_only_without_an_inner_loop(device):
+    rolled = compiled.cpu_code(LOOP, "horner", SCENARIO, device)
+    flat = compiled.cpu_code(UNROLLED, "horner", SCENARIO, device)
+    assert rolled is not None and flat is not None
+    assert rolled.instructions > 10 and not rolled.vectorized
+    assert flat.vectorized and flat.vector_ops >= compiled.VECTORIZED_MIN_OPS
+    assert flat.masked_ops == 0  # no guard: plain vector loads and stores
+
+
+def test_a_guard_keeps_vector_code_with_masked_loads_and_stores(device):
+    guarded = """
+    __kernel void scale(__global const float* a, __global float* b, int n) {
+        int i = get_global_id(0);
+        if (i < n) b[i] = a[i] * 1.5f + 2.0f;
+    }
+    """
+    code = compiled.cpu_code(guarded, "scale", Scenario((4096,), (256,), {"a": 4096, "b": 4096, "n": 4000}),
+                             device)
+    assert code is not None and code.vectorized and code.masked_ops > 0
+
+
+def test_results_are_cached_per_source_and_local_size(device):
+    first = compiled.cpu_code(UNROLLED, "horner", SCENARIO, device)
+    assert compiled.cpu_code(UNROLLED, "horner", SCENARIO, device) is first
+    other = compiled.cpu_code(UNROLLED, "horner", replace(SCENARIO, local_size=(32,)), device)
+    assert other is not None and other is not first
+
+
+def test_none_where_no_code_can_be_read(device):
+    assert compiled.cpu_code(LOOP, "horner", replace(SCENARIO, local_size=None), device) is None
+    assert compiled.cpu_code(LOOP, "horner", SCENARIO, replace(device, platform="NVIDIA CUDA")) is None
+    broken = LOOP.replace("acc * v", "acc * undefined_name")
+    assert compiled.cpu_code(broken, "horner", SCENARIO, device) is None
+
+
+def test_parse_reads_only_the_kernel_function():
+    asm = "\n".join([
+        "0000000000001000 <_pocl_kernel_k>:",
+        "    1000:\tvmovups (%rdi),%ymm0",
+        "    1004:\tvmaskmovps %ymm0,%ymm1,(%rsi)",
+        "    1008:\tret",
+        "",
+        "0000000000001100 <_pocl_kernel_k_workgroup>:",
+        "    1100:\tvmovups (%rdi),%ymm0",
+    ])
+    assert compiled.parse(asm, "k") == compiled.CompiledCode(3, 2, 1)
+    assert compiled.parse(asm, "other") is None
