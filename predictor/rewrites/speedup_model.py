@@ -69,7 +69,7 @@ def has_loops(kernel: Any) -> bool:
 def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_options: str = "") -> Any:
     """PoCL's own code for ``kernel`` (``benchmark/compiled.py``: whether its work-item loop became SIMD
     code), when ``device`` is the local PoCL device; else None. Needs the benchmark side (pyopencl)."""
-    if device.source != "discovered" or device.type != "cpu" or not facts_simd(device):
+    if device.source != "discovered" or profiles.facts(device).loop_free_simd_lanes <= 1:
         return None
     try:
         from clperf.benchmark import compiled
@@ -80,10 +80,6 @@ def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_o
     except Exception as e:  # noqa: BLE001 - a broken runtime must not stop the prediction
         log.info("no PoCL code for %s: %s", kernel, e)
         return None
-
-
-def facts_simd(device: Device) -> bool:
-    return profiles.facts(device).loop_free_simd_lanes > 1
 
 
 def roofline_for(kernel: Any, scenario: Scenario, device: Device, code: Any = None) -> rl.Roofline:
