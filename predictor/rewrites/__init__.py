@@ -272,13 +272,16 @@ def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | Non
     k1 = speedup_model.as_compiled(new_text, after, device, path, build_options)
     # on the local PoCL device, its own code says which version runs in SIMD lanes (the rewrite as
     # written: a pragma is PoCL's to honour)
-    c0 = speedup_model.cpu_code(text, kernel.name, scenario, device, build_options)
-    c1 = speedup_model.cpu_code(verify_text or new_text, kernel.name, scenario, device, build_options)
+    c0 = speedup_model.cpu_code(text, kernel.name, scenario, device, build_options,
+                                speedup_model.has_loops(k0))
+    c1 = speedup_model.cpu_code(verify_text or new_text, kernel.name, scenario, device, build_options,
+                                speedup_model.has_loops(k1))
     e0 = speedup_model.roofline_for(k0, scenario, device, c0)
     e1 = speedup_model.roofline_for(k1, scenario, device, c1)
     g = "x".join(map(str, scenario.global_size))
     loc = "x".join(map(str, scenario.local_size)) if scenario.local_size else "runtime"
     simd = "".join(f"; {which} {'SIMD' if c.vectorized else 'scalar'} in PoCL's code"
+                   + (f", {c.item_cycles:.3g} cycles per work-item (llvm-mca)" if c.item_cycles else "")
                    for which, c in (("original", c0), ("rewritten", c1)) if c is not None)
     note = (f"{speedup_model.MODEL} on {device.name}: "
             f"{e0.time_ms:.4g} ms -> {e1.time_ms:.4g} ms "

@@ -66,9 +66,11 @@ def has_loops(kernel: Any) -> bool:
         a.in_loop for a in getattr(kernel, "accesses", ()))
 
 
-def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_options: str = "") -> Any:
+def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_options: str = "",
+             own_loops: bool = True) -> Any:
     """PoCL's own code for ``kernel`` (``benchmark/compiled.py``: whether its work-item loop became SIMD
-    code), when ``device`` is the local PoCL device; else None. Needs the benchmark side (pyopencl)."""
+    code and, for a kernel without ``own_loops``, llvm-mca's cycles per work-item), when ``device`` is
+    the local PoCL device; else None. Needs the benchmark side (pyopencl)."""
     if device.source != "discovered" or profiles.facts(device).loop_free_simd_lanes <= 1:
         return None
     try:
@@ -76,7 +78,8 @@ def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_o
     except ImportError:  # the benchmark side is optional at estimate time
         return None
     try:
-        return compiled.cpu_code(text, kernel, scenario, device, build_options=build_options)
+        return compiled.cpu_code(text, kernel, scenario, device, build_options=build_options,
+                                 own_loops=own_loops)
     except Exception as e:  # noqa: BLE001 - a broken runtime must not stop the prediction
         log.info("no PoCL code for %s: %s", kernel, e)
         return None
@@ -104,6 +107,12 @@ def roofline_for(kernel: Any, scenario: Scenario, device: Device, code: Any = No
                     int_ops=t.int_ops - k * (free.int_ops + (facts.int_div_ops - 1.0) * free.int_divs),
                     fp64_ops=t.fp64_ops - k * free.fp64_ops, special_ops=t.special_ops - k * free.special_ops)
     r = rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured)
+    cycles = getattr(code, "item_cycles", None) if not barriers else None
+    if cycles and device.clock_mhz:  # the work-item loop's own cost, from the device's machine code
+        compute_ms = t.work_items * cycles / (max(1, device.compute_units) * device.clock_mhz * 1e3)
+        busy = max(r.memory_ms, compute_ms)
+        bound = "latency" if r.floor_ms >= busy else ("memory" if r.memory_ms >= compute_ms else "compute")
+        r = replace(r, compute_ms=compute_ms, time_ms=r.floor_ms + busy, bound=bound)
     if facts.barrier_item_ns and barriers:  # a CPU runtime's cost of splitting the work-item loop
         r = replace(r, time_ms=r.time_ms + barriers * t.work_items * facts.barrier_item_ns * 1e-6)
     return r

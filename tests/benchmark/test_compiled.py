@@ -45,6 +45,33 @@ def test_a_guard_keeps_vector_code_with_masked_loads_and_stores(device):
     assert code is not None and code.vectorized and code.masked_ops > 0
 
 
+SMOOTH = """
+__kernel void smooth(__global const float* in, __global float* out, int n) {
+    int i = get_global_id(0);
+    if (i > 0 && i < n - 1) out[i] = 0.25f * in[i - 1] + 0.5f * in[i] + 0.25f * in[i + 1];
+}
+"""
+
+
+def test_llvm_mca_costs_the_work_item_loop_of_a_kernel_without_loops_of_its_own(device):
+    vector = compiled.cpu_code(UNROLLED, "horner", SCENARIO, device, own_loops=False)
+    sc = Scenario((4096,), (256,), {"in": 4096, "out": 4096, "n": 4096})
+    scalar = compiled.cpu_code(SMOOTH, "smooth", sc, device, own_loops=False)
+    assert vector is not None and scalar is not None and not scalar.vectorized
+    assert vector.item_cycles is not None and scalar.item_cycles is not None
+    # 8 dependent FMAs spread over 8 lanes: about a cycle per work-item; the scalar guarded 3-point
+    # stencil: its loads, compares and stores one work-item at a time (measured: 3 cycles, session 7)
+    assert 0.2 < vector.item_cycles < 3 and 1 < scalar.item_cycles < 20
+    # a kernel with a loop of its own: the work-item loop's body is not the whole cost
+    assert compiled.cpu_code(UNROLLED, "horner", SCENARIO, device).item_cycles is None
+
+
+def test_loops_are_backward_jumps_nested_by_address_range():
+    ins = [(0x10, "mov", ""), (0x14, "add", ""), (0x18, "jne", "14 <k+0x14>"), (0x1c, "jmp", "10 <k>"),
+           (0x20, "ret", "")]
+    assert sorted(compiled.loops(ins)) == [(0x10, 0x1c, 0), (0x14, 0x18, 1)]
+
+
 def test_results_are_cached_per_source_and_local_size(device):
     first = compiled.cpu_code(UNROLLED, "horner", SCENARIO, device)
     assert compiled.cpu_code(UNROLLED, "horner", SCENARIO, device) is first

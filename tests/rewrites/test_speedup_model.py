@@ -123,6 +123,10 @@ def test_pocls_own_code_decides_the_simd_lanes() -> None:
     simd = speedup_model.roofline_for(ku, sc, pocl, CompiledCode(40, 30, 0)).compute_ms
     scalar = speedup_model.roofline_for(ku, sc, pocl, CompiledCode(40, 0, 0)).compute_ms
     assert simd == pytest.approx(guess) and scalar == pytest.approx(8 * simd)
+    # llvm-mca's cycles per work-item replace the counted compute: 2 cores at the profile's clock
+    costed = speedup_model.roofline_for(ku, sc, pocl, CompiledCode(40, 30, 0, item_cycles=2.0))
+    assert costed.compute_ms == pytest.approx(1048576 * 2.0 / (2 * pocl.clock_mhz * 1e3))
+    assert costed.time_ms == pytest.approx(costed.floor_ms + max(costed.memory_ms, costed.compute_ms))
     # the code is asked for only on the PoCL device at hand, not for a profile's
     assert speedup_model.cpu_code(HORNER, "horner", sc, pocl) is None
 
