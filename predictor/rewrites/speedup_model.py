@@ -20,7 +20,10 @@ come from) change the roofline's inputs here, and only here: ``estimate`` and th
   guess from the IR; when the device is the local PoCL, its own machine code answers instead for a
   kernel without barriers (``cpu_code``, ``benchmark/compiled.py``): the vectoriser refuses some
   loop-free bodies (a guard whose loads it cannot if-convert, a remainder loop it meets before
-  unrolling it) and an unroll pragma is PoCL's to honour.
+  unrolling it) and an unroll pragma is PoCL's to honour. For a version with no loop of its own, that
+  code's work-item loop is also costed by llvm-mca, LLVM's scheduling model of the host CPU (masked
+  vector stores, folded loads, unrolled scalar loops): its cycles per work-item replace the counted
+  compute.
 * **Barriers on a CPU** (``barrier_item_ns``). A CPU runtime runs each region between barriers as a loop
   over the work-items of its own and keeps the values live across the barrier in per-work-item arrays:
   each barrier adds a fixed time per work-item (``bench/barrier_cost.py`` measures it), which a ``__local``
