@@ -146,8 +146,8 @@ def _compile(source: str, kernel: str, scenario: Scenario, device: Device, build
     fn = _function(ir, kernel)
     steps = [int(n) for n in (VECTOR_STEP if code.vectorized else SCALAR_STEP).findall(fn)]
     dims = sum(1 for n in local if n > 1) or 1
-    return replace(code, item_cycles=item_cycles(asm, kernel, max(steps) if steps else None, dims, local[0],
-                                                  math.prod(local)))
+    return replace(code, item_cycles=item_cycles(asm, kernel, code.vectorized, max(steps) if steps else None,
+                                                  dims, local[0], math.prod(local)))
 
 
 def _ir_text(bitcode: Path) -> str:
@@ -208,9 +208,10 @@ def loops(ins: list[tuple[int, str, str]]) -> list[tuple[int, int, int]]:
     return [(a, b, sum(1 for c, d in ranges if (c, d) != (a, b) and c <= a and b <= d)) for a, b in ranges]
 
 
-def item_cycles(asm: str, kernel: str, step: int | None, dims: int, row: int, group: int) -> float | None:
+def item_cycles(asm: str, kernel: str, vectorized: bool, step: int | None, dims: int, row: int,
+                group: int) -> float | None:
     """llvm-mca's cycles per work-item of the kernel's work-item loop: the vector loop (the loop with
-    the most vector instructions) over ``step`` work-items when PoCL vectorised it (no step: the vector
+    the most vector instructions) over ``step`` work-items when PoCL ``vectorized`` it (no step: the vector
     code covers a whole row of ``row`` work-items, and its loop is the next dimension's), else the scalar
     loop over dimension 0 (the deepest of the ``dims`` nested work-item loops, its longest copy) over
     ``step`` work-items (LLVM may unroll it: 1 when no step is known). Vector code without a loop (LLVM
@@ -226,8 +227,7 @@ def item_cycles(asm: str, kernel: str, step: int | None, dims: int, row: int, gr
     def vector_ops(r: tuple[int, int, int]) -> int:
         return sum(1 for x in body(r[0], r[1]) if VECTOR_REGISTERS.search(x[2]))
 
-    code = parse(asm, kernel)
-    if code is not None and code.vectorized:
+    if vectorized:
         if not found or not max(map(vector_ops, found)):  # unrolled whole: the code runs once per group
             return _per(mca(ins), group)
         if not step and dims < 2:
