@@ -214,14 +214,17 @@ def serial_ms(t: Traffic, device: Device) -> float:
 
 
 def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, floor_ms: float,
-             *, peaks_measured: bool = True) -> Roofline:
-    """Time of a launch moving ``t`` on a device with the given peaks (GB/s, GFLOP/s) and launch floor."""
+             *, peaks_measured: bool = True, compute_ms: float | None = None) -> Roofline:
+    """Time of a launch moving ``t`` on a device with the given peaks (GB/s, GFLOP/s) and launch floor.
+    ``compute_ms``, when given, replaces the counted compute time (a cost read from the device's own
+    machine code: ``rewrites/speedup_model.py``)."""
     bw = bandwidth_gbs * 1e9 / 1e3  # bytes per ms
     fl = gflops * 1e9 / 1e3  # flops per ms
     dram_ms = t.dram_bytes / bw
     cache_ms = (t.issued_bytes + t.local_bytes) / (CACHE_FACTOR * bw)
     memory_ms = max(dram_ms, cache_ms)
-    compute_ms = compute_ops(t, device) / fl
+    if compute_ms is None:
+        compute_ms = compute_ops(t, device) / fl
     busy = max(memory_ms, compute_ms)
     time_ms = floor_ms + busy
     if floor_ms >= busy:

@@ -74,7 +74,7 @@ def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_o
     """PoCL's own code for ``kernel`` (``benchmark/compiled.py``: whether its work-item loop became SIMD
     code and, for a kernel without ``own_loops``, llvm-mca's cycles per work-item), when ``device`` is
     the local PoCL device; else None. Needs the benchmark side (pyopencl)."""
-    if device.source != "discovered" or profiles.facts(device).loop_free_simd_lanes <= 1:
+    if device.source != "discovered":  # the code of the PoCL at hand, not of a profile's machine
         return None
     try:
         from clperf.benchmark import compiled
@@ -109,13 +109,12 @@ def roofline_for(kernel: Any, scenario: Scenario, device: Device, code: Any = No
         t = replace(t, flops=t.flops - k * free.flops,
                     int_ops=t.int_ops - k * (free.int_ops + (facts.int_div_ops - 1.0) * free.int_divs),
                     fp64_ops=t.fp64_ops - k * free.fp64_ops, special_ops=t.special_ops - k * free.special_ops)
-    r = rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured)
     cycles = getattr(code, "item_cycles", None) if not barriers else None
-    if cycles and device.clock_mhz:  # the work-item loop's own cost, from the device's machine code
+    compute_ms = None  # the work-item loop's own cost, from the device's machine code, when known
+    if cycles and device.clock_mhz:
         compute_ms = t.work_items * cycles / (max(1, device.compute_units) * device.clock_mhz * 1e3)
-        busy = max(r.memory_ms, compute_ms)
-        bound = "latency" if r.floor_ms >= busy else ("memory" if r.memory_ms >= compute_ms else "compute")
-        r = replace(r, compute_ms=compute_ms, time_ms=r.floor_ms + busy, bound=bound)
+    r = rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured,
+                    compute_ms=compute_ms)
     if facts.barrier_item_ns and barriers:  # a CPU runtime's cost of splitting the work-item loop
         r = replace(r, time_ms=r.time_ms + barriers * t.work_items * facts.barrier_item_ns * 1e-6)
     return r
