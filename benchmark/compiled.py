@@ -1,42 +1,53 @@
-"""What a CPU runtime's own compiler makes of a kernel: PoCL's machine code for one work-group, and what
-LLVM's model of the CPU says one work-item of it costs.
+"""What PoCL makes of a kernel, and what that code costs on this CPU.
 
-PoCL turns a kernel into a work-group function, a loop over the work-items of each region between
-barriers, and leaves SIMD to LLVM's loop vectoriser. Whether that loop became vector code, and what its
-vector code costs (a guard becomes masked loads and stores, slow on AMD cores), decide a CPU kernel's
-speed by up to the SIMD width, and neither can be read from the kernel's own IR: the vectoriser also
-refuses loops the analysis sees as loop-free (a guard whose loads it cannot if-convert, a remainder loop
-it meets before unrolling it) and takes ones it would not be expected to. So the rewrite speedup model
-(``predictor/rewrites/speedup_model.py``) asks PoCL:
+PoCL turns a kernel into a work-group function: a loop over the work-items of each region between
+barriers, vectorised by LLVM where it can (masked loads and stores for a guard, scalar code where a loop
+is left inside), loops unswitched into several copies, values live across a barrier kept in per-work-item
+arrays. None of that can be read from the kernel's own IR, and it decides a CPU kernel's speed by up to
+the SIMD width. So on the local PoCL device the rewrite speedup model (``predictor/rewrites/
+speedup_model.py``) costs PoCL's own code, in three steps:
 
-* the kernel is built and launched for one work-group of the scenario's local size in a worker with a
-  private PoCL cache (``POCL_CACHE_DIR``, temporary files kept); the worker is stopped as soon as PoCL
-  has written the work-group function's shared object; nothing is timed;
-* ``objdump`` reads the kernel's code (``_pocl_kernel_<name>``) from it: instructions, vector (ymm/zmm)
-  instructions, masked loads and stores;
-* when the work-item loop is the kernel's only loop (``item_cycles``): ``llvm-mca`` (LLVM's scheduling
-  model of the host CPU, ``-mcpu=native``) gives the cycles of one pass of that loop's body, divided by
-  the work-items one pass runs: the vector loop's step, read from PoCL's vectorised IR
-  (``parallel.bc``: ``%index.next = add %index, N``), or 1 for a scalar loop.
+1. **Build.** The kernel is launched at the scenario's sizes in an isolated worker with a private PoCL
+   cache (``POCL_CACHE_DIR``, temporary files kept); the worker is stopped as soon as PoCL has written
+   the work-group function (``<kernel>.so``) next to its final IR (``parallel.bc``).
+2. **Count.** A copy of that IR gets a counter in every basic block of the work-group functions
+   (``instrument``) and is compiled by PoCL's LLVM (``llc-15``, for the CPU PoCL targets) into the object
+   PoCL loads from its cache; the scenario then runs once on one PoCL thread. The counters, written when
+   the worker exits, say how often each block ran with the scenario's own sizes and data: trip counts,
+   guards, which unswitched copy of a loop, remainder loops. Nothing is timed.
+3. **Cost.** ``llc-15`` compiles the unmodified IR to assembly whose comments name each machine block's
+   IR block and loop nest (``blocks``). ``K`` passes of each loop body, every block and inner loop
+   repeated as often as the counts say, go to ``llvm-mca`` (LLVM's scheduling model of the host CPU,
+   ``-mcpu=native``), so that successive work-items overlap as they do in an out-of-order core; a loop
+   whose passes are too long for that is costed without its inner loops, which are costed on their own.
+   The cycles of the launch are the sum over loops of passes / K x llvm-mca's cycles for K passes
+   (``launch_cycles``). Jumps are left out (llvm-mca does not follow them; fused with their compare they
+   cost little); cache misses are not modelled.
 
 Only PoCL keeps its binaries where they can be read, so other devices get None, as do kernels whose code
-could not be produced (no local size, a build error, no objdump): the model then falls back to its own
-reading of the IR. Without llvm-mca or clang, ``item_cycles`` is None.
+could not be built, counted (a crash, a timeout: the scenario runs once more, on one thread) or costed
+(no ``llc-15``, ``llvm-dis-15``, ``clang-15`` or ``llvm-mca``): the model then keeps its reading of the IR.
+About 2-3 s per version, cached per process.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from clperf.benchmark.runner import benchmark
 from clperf.benchmark.timing import Policy
@@ -45,16 +56,17 @@ from clperf.records import Device, Scenario
 
 log = logging.getLogger(__name__)
 
-VECTOR_REGISTERS = re.compile(r"%[yz]mm\d")  # 256- and 512-bit registers: SIMD across work-items
-MASKED = re.compile(r"^v?p?maskmov")  # AVX masked loads and stores (guards kept in vector code)
-VECTORIZED_MIN_OPS = 16  # fewer are set-up code (a broadcast, a zeroed accumulator), not a vector loop
-MCA_ITERATIONS = 200
-PREFIXES = ("cs", "ds", "es", "fs", "gs", "ss", "data16")  # objdump's spelling of padding (long nops)
-LINE = re.compile(r"\s*([0-9a-f]+):\t(\S+)\s*(.*)")
-TARGET = re.compile(r"([0-9a-f]+) <")
-# the work-items one pass of a loop runs: the vector loop's index and PoCL's scalar work-item counter
-VECTOR_STEP = re.compile(r"%index\.next[\w.]* = add (?:nuw )?(?:nsw )?i64 %index, (\d+)")
-SCALAR_STEP = re.compile(r"= add (?:nuw )?(?:nsw )?i64 %_local_id_x[\w.]*, (\d+)")
+# PoCL's own LLVM (Debian 12's PoCL 3.1 is built on LLVM 15): its llc builds the code PoCL builds
+LLC, DIS, CLANG = ("llc-15", "llc"), ("llvm-dis-15", "llvm-dis"), ("clang-15", "clang")
+MCA = ("llvm-mca-19", "llvm-mca-15", "llvm-mca")
+CAP = 3000  # instructions of K loop passes handed to llvm-mca at once
+MAX_PASSES = 8  # K: enough passes that a block run every other pass counts as half
+ONCE = Policy(warmup=0, min_repetitions=1, max_repetitions=1, min_total_ms=0.0, stable_rel=None, batch=1)
+LABEL = re.compile(r"^(\.LBB\d+_\d+|# %bb\.\d+):\s*(?:#\s*%(\S+))?")
+IR_LABEL = re.compile(r'^([\w.$-]+|"[^"]+"|\d+):')
+PHI = re.compile(r"^\s*%[\w.$-]+ = phi ")
+LOCAL_DIR = re.compile(r"^(\d+)-(\d+)-(\d+)-goffs")  # PoCL's folder per local size: 256-1-1-goffs0...
+ENTRY = "<entry>"
 
 _cache: dict[str, CompiledCode | None] = {}
 _lock = threading.Lock()
@@ -62,17 +74,16 @@ _lock = threading.Lock()
 
 @dataclass(frozen=True)
 class CompiledCode:
-    """Counts over the instructions of the kernel's work-group code, as PoCL compiled it."""
+    """The cost of one launch of the scenario in PoCL's code."""
 
-    instructions: int
-    vector_ops: int  # instructions on ymm/zmm registers
-    masked_ops: int  # masked vector loads and stores
-    item_cycles: float | None = None  # llvm-mca's cycles per work-item of the work-item loop, when known
+    cycles: float  # core cycles of the launch, all work-groups, as llvm-mca costs PoCL's code
+    work_items: int
+    function: str = ""  # the work-group function that ran
+    loops: tuple[str, ...] = field(default=())  # per loop: its IR header, passes, cycles per pass
 
     @property
-    def vectorized(self) -> bool:
-        """Whether PoCL turned the work-item loop into SIMD code (a vector loop is tens of such ops)."""
-        return self.vector_ops >= VECTORIZED_MIN_OPS
+    def item_cycles(self) -> float:
+        return self.cycles / max(1, self.work_items)
 
 
 def is_pocl(device: Device) -> bool:
@@ -80,28 +91,103 @@ def is_pocl(device: Device) -> bool:
 
 
 def cpu_code(source: str, kernel: str, scenario: Scenario, device: Device, *, build_options: str = "",
-             own_loops: bool = True, timeout_s: float = 60.0) -> CompiledCode | None:
-    """PoCL's code for ``kernel`` at ``scenario``'s local size, or None (see the module's docstring).
-    ``own_loops``: whether the kernel keeps loops of its own (the analysis knows; without, the loop
-    llvm-mca costs is the work-item loop). Cached per source, kernel, options, local size and
-    ``own_loops`` for the life of the process."""
-    if not is_pocl(device) or not scenario.local_size or shutil.which("objdump") is None:
+             timeout_s: float = 60.0) -> CompiledCode | None:
+    """PoCL's code for one launch of ``kernel`` at ``scenario``, costed (see the module's docstring), or
+    None. Cached per source, kernel, options, device and scenario for the life of the process."""
+    if not is_pocl(device) or any(_tool(t) is None for t in (LLC, DIS, CLANG, MCA)):
         return None
     key = hashlib.sha256("\0".join([source, kernel, build_options, device.key,
-                                    repr(tuple(scenario.local_size)), str(own_loops)]).encode()).hexdigest()
+                                    json.dumps(scenario.to_json(), sort_keys=True)]).encode()).hexdigest()
     with _lock:
         if key in _cache:
             return _cache[key]
-    code = _compile(source, kernel, scenario, device, build_options, own_loops, timeout_s)
+    try:
+        code = _cost(source, kernel, scenario, device, build_options, timeout_s)
+    except (OSError, subprocess.SubprocessError, ValueError) as e:
+        log.info("no cost of PoCL's code for %s: %s", kernel, e)
+        code = None
     with _lock:
         _cache[key] = code
     return code
 
 
-def _compile(source: str, kernel: str, scenario: Scenario, device: Device, build_options: str,
-             own_loops: bool, timeout_s: float) -> CompiledCode | None:
-    local = tuple(scenario.local_size or ())
-    one_group = replace(scenario, global_size=local)
+def _tool(names: tuple[str, ...]) -> str | None:
+    return next((n for n in names if shutil.which(n)), None)
+
+
+def _run(*args: str, stdin: str | None = None) -> str:
+    return subprocess.run(list(args), input=stdin, capture_output=True, text=True, timeout=120,
+                          check=True).stdout
+
+
+def _cost(source: str, kernel: str, scenario: Scenario, device: Device, build_options: str,
+          timeout_s: float) -> CompiledCode | None:
+    run = counted(source, kernel, scenario, device, build_options, timeout_s)
+    if run is None:
+        return None
+    cycles, notes = launch_cycles(blocks(run.asm, run.function), run.counts)
+    return CompiledCode(cycles / run.launches, math.prod(scenario.global_size), run.function, tuple(notes))
+
+
+class Counted(NamedTuple):
+    function: str  # the work-group function PoCL ran
+    counts: dict[str, int]  # IR block -> runs in the counted launch(es); ``<entry>``: the first block
+    launches: float  # launches the counts add up (the entry's runs over the work-groups of one)
+    asm: str  # llc's assembly of PoCL's IR, uninstrumented
+
+
+def counted(source: str, kernel: str, scenario: Scenario, device: Device, build_options: str = "",
+            timeout_s: float = 60.0) -> Counted | None:
+    """Steps 1 and 2 of the module's docstring: PoCL's build of the kernel, its blocks counted in one
+    run of ``scenario`` on one PoCL thread, and llc's assembly of the build; None when any step fails."""
+    with pocl_build(source, kernel, scenario, device, build_options, timeout_s) as built:
+        if built is None:
+            return None
+        folder = built.folder
+        m = LOCAL_DIR.match(folder.name)
+        local = tuple(int(x) for x in m.groups()) if m else tuple(scenario.local_size or (1,))
+        groups = math.prod(-(-g // lo) for g, lo in zip(scenario.global_size, local, strict=False))
+        ll = _run(_tool(DIS) or "", "-o", "-", str(folder / "parallel.bc"))
+        cpu = re.search(r'"target-cpu"="([\w-]+)"', ll)  # the CPU PoCL compiles for (its kernel library's)
+        mcpu = f"-mcpu={cpu.group(1) if cpu else 'generic'}"
+        counts_file = folder / "counts.bin"
+        text, names = instrument(ll, kernel, counts_file)
+        (folder / "counted.ll").write_text(text)
+        _run(_tool(LLC) or "", "-O1", mcpu, "-filetype=obj", "-relocation-model=pic",
+             str(folder / "counted.ll"), "-o", str(folder / "counted.o"))
+        _run(_tool(CLANG) or "", "-shared", "-nostdlib", "-o", str(folder / f"{kernel}.so"),
+             str(folder / "counted.o"))
+        run = benchmark(source, kernel, scenario, device, build_options=build_options, policy=ONCE,
+                        timeout_s=timeout_s,
+                        worker_env={"POCL_CACHE_DIR": str(built.cache), "POCL_MAX_PTHREAD_COUNT": "1"})
+        if not counts_file.exists():
+            log.info("no block counts for %s: %s %s", kernel, run.status, run.error or "")
+            return None
+        raw = counts_file.read_bytes()
+        values = struct.unpack(f"<{len(raw) // 8}q", raw)
+        asm = _run(_tool(LLC) or "", "-O3", mcpu, str(folder / "parallel.bc"), "-o", "-")
+    per_function: dict[str, dict[str, int]] = {}
+    for (fn, block), v in zip(names, values, strict=False):
+        per_function.setdefault(fn, {}).setdefault(ENTRY, v)  # the first block of each function
+        per_function[fn][block] = v
+    if not per_function:
+        return None
+    fn = max(per_function, key=lambda f: per_function[f][ENTRY])
+    launches = per_function[fn][ENTRY] / max(1, groups)
+    return Counted(fn, per_function[fn], launches, asm) if launches > 0 else None
+
+
+class Built(NamedTuple):
+    folder: Path  # the work-group function's shared object (``<kernel>.so``) and final IR (``parallel.bc``)
+    cache: Path  # the private PoCL cache it is in (``POCL_CACHE_DIR``)
+
+
+@contextmanager
+def pocl_build(source: str, kernel: str, scenario: Scenario, device: Device, build_options: str = "",
+               timeout_s: float = 60.0) -> Iterator[Built | None]:
+    """PoCL's build of ``kernel`` for ``scenario`` (PoCL specialises on the local size and the grid's
+    extent), in a private PoCL cache removed on exit; None when PoCL wrote no object (a build error, a
+    crash, a timeout). The launch is stopped as soon as the object is complete."""
     pattern = f"**/{kernel}/*/{kernel}.so"
     with tempfile.TemporaryDirectory(prefix="clperf-pocl-") as cache:
         done = threading.Event()
@@ -121,145 +207,198 @@ def _compile(source: str, kernel: str, scenario: Scenario, device: Device, build
 
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
-        m = benchmark(source, kernel, one_group, device, build_options=build_options,
-                      policy=Policy(warmup=0, min_repetitions=1, max_repetitions=1, min_total_ms=0.0,
-                                    stable_rel=None, batch=1),
+        m = benchmark(source, kernel, scenario, device, build_options=build_options, policy=ONCE,
                       timeout_s=timeout_s, cancel=done,
                       worker_env={"POCL_CACHE_DIR": cache, "POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES": "1"})
         if not found:  # the launch ended first: the object is complete now
             found.extend(sorted(Path(cache).glob(pattern))[:1])
         done.set()
         watcher.join(1.0)
-        if not found:
+        if not found or not (found[0].parent / "parallel.bc").exists():
             log.info("no PoCL code for %s: %s %s", kernel, m.status, m.error or "")
-            return None
-        try:
-            asm = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(found[0])], capture_output=True,
-                                 text=True, timeout=30, check=True).stdout
-        except (OSError, subprocess.SubprocessError) as e:
-            log.info("objdump failed on PoCL's code for %s: %s", kernel, e)
-            return None
-        ir = _ir_text(found[0].parent / "parallel.bc")
-    code = parse(asm, kernel)
-    if code is None or own_loops:
-        return code
-    fn = _function(ir, kernel)
-    steps = [int(n) for n in (VECTOR_STEP if code.vectorized else SCALAR_STEP).findall(fn)]
-    dims = sum(1 for n in local if n > 1) or 1
-    return replace(code, item_cycles=item_cycles(asm, kernel, code.vectorized, max(steps) if steps else None,
-                                                  dims, local[0], math.prod(local)))
+            yield None
+        else:
+            yield Built(found[0].parent, Path(cache))
 
 
-def _ir_text(bitcode: Path) -> str:
-    """PoCL's final work-group IR as text (any clang reads LLVM 15's bitcode), or ""."""
-    clang = next((c for c in ("clang-15", "clang-19", "clang") if shutil.which(c)), None)
-    if clang is None or not bitcode.exists():
-        return ""
-    try:
-        return subprocess.run([clang, "-S", "-emit-llvm", "-x", "ir", str(bitcode), "-o", "-"],
-                              capture_output=True, text=True, timeout=30, check=True).stdout
-    except (OSError, subprocess.SubprocessError) as e:
-        log.info("cannot read %s: %s", bitcode, e)
-        return ""
+# ---- step 2: count the blocks ------------------------------------------------------------------------
 
 
-def _function(ir: str, kernel: str) -> str:
-    m = re.search(r"^define [^\n]*@_pocl_kernel_" + re.escape(kernel) + r"\(.*?^}", ir, re.S | re.M)
-    return m.group(0) if m else ""
-
-
-def _instructions(asm: str, kernel: str) -> list[tuple[int, str, str]] | None:
-    """``(address, mnemonic, operands)`` of ``_pocl_kernel_<kernel>`` in ``objdump -d`` output (PoCL's
-    work-group function; its ``_workgroup`` wrappers only unpack arguments), or None."""
-    lines = asm.splitlines()
-    head = f"<_pocl_kernel_{kernel}>:"
-    try:
-        start = next(i for i, line in enumerate(lines) if line.endswith(head))
-    except StopIteration:
-        return None
-    out = []
-    for line in lines[start + 1:]:
-        if not line.strip():
-            break
-        m = LINE.match(line)
+def instrument(ll: str, kernel: str, out: Path) -> tuple[str, list[tuple[str, str]]]:
+    """``ll`` (LLVM 15 text of PoCL's ``parallel.bc``) with a counter added at the top of every block of
+    the kernel's work-group functions (``_pocl_kernel_<kernel>`` and its ``_workgroup`` wrappers), and a
+    destructor that writes the counters (little-endian int64) to ``out`` when the object is unloaded.
+    Returns the text and the ``(function, block)`` of each counter, a function's first block first
+    (``<entry>`` when it has no name)."""
+    head = re.compile(r"^define .*@(_pocl_kernel_" + re.escape(kernel) + r"(?:_workgroup(?:_fast)?)?)\(")
+    lines: list[str] = []
+    names: list[tuple[str, str]] = []
+    fn: str | None = None
+    pending: tuple[str, str] | None = None  # the block whose counter goes after its phi nodes
+    for line in ll.splitlines():
+        if fn is None:
+            m = head.match(line)
+            if m and line.rstrip().endswith("{"):
+                fn, pending = m.group(1), (m.group(1), ENTRY)
+            lines.append(line)
+            continue
+        if line.startswith("}"):
+            fn = None
+            lines.append(line)
+            continue
+        m = IR_LABEL.match(line)
         if m:
-            out.append((int(m.group(1), 16), m.group(2), m.group(3).split("#")[0].strip()))
-    return out
+            pending = (fn, m.group(1))
+            lines.append(line)
+            continue
+        if pending and line.strip() and not line.strip().startswith(";") and not PHI.match(line):
+            i = len(names)
+            names.append(pending)
+            slot = f"getelementptr inbounds ([@N x i64], ptr @__clperf_counts, i64 0, i64 {i})"
+            lines += [f"  %__clperf.{i} = load i64, ptr {slot}",
+                      f"  %__clperf.{i}.1 = add i64 %__clperf.{i}, 1",
+                      f"  store i64 %__clperf.{i}.1, ptr {slot}"]
+            pending = None
+        lines.append(line)
+    n = max(1, len(names))
+    path = "".join(c if c.isalnum() or c in "/._-" else f"\\{ord(c):02X}" for c in str(out))
+    size = len(str(out).encode()) + 1
+    lines += [
+        f"@__clperf_counts = global [{n} x i64] zeroinitializer",
+        f'@__clperf_path = private constant [{size} x i8] c"{path}\\00"',
+        "@llvm.global_dtors = appending global [1 x { i32, ptr, ptr }] "
+        "[{ i32, ptr, ptr } { i32 65535, ptr @__clperf_dump, ptr null }]",
+        "declare i32 @open(ptr, i32, ...)", "declare i64 @write(i32, ptr, i64)", "declare i32 @close(i32)",
+        "define internal void @__clperf_dump() {",
+        # open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)
+        "  %fd = call i32 (ptr, i32, ...) @open(ptr @__clperf_path, i32 577, i32 420)",
+        f"  %w = call i64 @write(i32 %fd, ptr @__clperf_counts, i64 {8 * n})",
+        "  %c = call i32 @close(i32 %fd)", "  ret void", "}"]
+    return "\n".join(lines).replace("[@N x i64]", f"[{n} x i64]") + "\n", names
 
 
-def parse(asm: str, kernel: str) -> CompiledCode | None:
-    """Counts over the kernel's work-group function (see ``_instructions``)."""
-    ins = _instructions(asm, kernel)
-    if ins is None:
-        return None
-    vec = sum(1 for _a, _op, operands in ins if VECTOR_REGISTERS.search(operands))
-    masked = sum(1 for _a, op, _operands in ins if MASKED.match(op))
-    return CompiledCode(len(ins), vec, masked)
+# ---- step 3: cost the code -----------------------------------------------------------------------------
 
 
-def loops(ins: list[tuple[int, str, str]]) -> list[tuple[int, int, int]]:
-    """``(first address, last address, depth)`` of each loop: a jump back to an earlier address closes
-    one (LLVM lays a loop out as one contiguous range); depth 0 is outermost."""
-    ranges = []
-    for addr, op, operands in ins:
-        m = TARGET.match(operands) if op.startswith("j") else None
-        if m and int(m.group(1), 16) <= addr:
-            ranges.append((int(m.group(1), 16), addr))
-    return [(a, b, sum(1 for c, d in ranges if (c, d) != (a, b) and c <= a and b <= d)) for a, b in ranges]
+@dataclass
+class Block:
+    """A machine block of ``llc``'s assembly: its IR block, instructions and loop."""
+
+    label: str
+    ir: str
+    instructions: list[str] = field(default_factory=list)
+    loop: str | None = None  # label of the header of the innermost loop holding it
+    header: bool = False
+    parents: list[tuple[str, int]] = field(default_factory=list)  # enclosing loops' headers, depths
 
 
-def item_cycles(asm: str, kernel: str, vectorized: bool, step: int | None, dims: int, row: int,
-                group: int) -> float | None:
-    """llvm-mca's cycles per work-item of the kernel's work-item loop: the vector loop (the loop with
-    the most vector instructions) over ``step`` work-items when PoCL ``vectorized`` it (no step: the vector
-    code covers a whole row of ``row`` work-items, and its loop is the next dimension's), else the scalar
-    loop over dimension 0 (the deepest of the ``dims`` nested work-item loops, its longest copy) over
-    ``step`` work-items (LLVM may unroll it: 1 when no step is known). Vector code without a loop (LLVM
-    unrolled the whole work-item loop) runs once per work-group of ``group`` work-items."""
-    ins = _instructions(asm, kernel)
-    if not ins:
-        return None
-    found = loops(ins)
-
-    def body(a: int, b: int) -> list[tuple[int, str, str]]:
-        return [x for x in ins if a <= x[0] <= b]
-
-    def vector_ops(r: tuple[int, int, int]) -> int:
-        return sum(1 for x in body(r[0], r[1]) if VECTOR_REGISTERS.search(x[2]))
-
-    if vectorized:
-        if not found or not max(map(vector_ops, found)):  # unrolled whole: the code runs once per group
-            return _per(mca(ins), group)
-        if not step and dims < 2:
-            return None
-        a, b, _d = max(found, key=vector_ops)
-        per = step or row
-    else:
-        candidates = [r for r in found if r[2] == dims - 1]
-        if not candidates:
-            return None
-        a, b, _d = max(candidates, key=lambda r: len(body(r[0], r[1])))
-        per = step or 1
-    return _per(mca(body(a, b)), per)
+def blocks(asm: str, function: str) -> list[Block]:
+    """The machine blocks of ``function`` in ``llc``'s assembly, in layout order; the first is the
+    function's entry (IR name ``<entry>`` when it has none)."""
+    m = re.search(r"^" + re.escape(function) + r":.*?^\.Lfunc_end", asm, re.S | re.M)
+    if not m:
+        return []
+    number = re.search(r"\.LBB(\d+)_", m.group(0))
+    prefix = f".LBB{number.group(1) if number else 0}_"
+    out = [Block(".entry", ENTRY)]
+    for line in m.group(0).splitlines()[1:]:
+        lm = LABEL.match(line)
+        if lm:
+            first = len(out) == 1 and not out[0].instructions
+            name = lm.group(2) or (ENTRY if first else "")
+            out.append(Block(lm.group(1).replace("# %bb.", prefix), name))
+            continue
+        b, t = out[-1], line.strip()
+        if c := re.match(r"#\s*in Loop: Header=(BB\d+_\d+)", t):
+            b.loop = ".L" + c.group(1)
+        elif re.match(r"#\s*=>\s*This (?:Inner )?Loop Header", t):
+            b.loop, b.header = b.label, True
+        elif c := re.match(r"#\s*Parent Loop (BB\d+_\d+) Depth=(\d+)", t):
+            b.parents.append((".L" + c.group(1), int(c.group(2))))
+        elif t and not t.startswith(("#", ".")):
+            b.instructions.append(t.split("#")[0].strip())
+    return out if out[0].instructions else out[1:]
 
 
-def _per(cycles: float | None, items: int) -> float | None:
-    return cycles / items if cycles is not None and items else None
+def launch_cycles(code: list[Block], counts: dict[str, int]) -> tuple[float, list[str]]:
+    """Cycles of the counted run: each loop (and the function, a loop over work-groups) costed by
+    llvm-mca for K passes of its body, blocks and inner loops repeated by their counts (``counts``: IR
+    block -> runs; a machine block without an IR name runs as the last named block of its loop)."""
+    runs: dict[str, int] = {}
+    last: dict[str | None, int] = {}
+    for b in code:
+        if b.ir in counts:
+            last[b.loop] = counts[b.ir]
+        runs[b.label] = counts.get(b.ir, last.get(b.loop, 0))
+    headers = [b.label for b in code if b.header]
+    parent: dict[str | None, str | None] = {
+        b.label: max(b.parents, key=lambda p: p[1])[0] if b.parents else None for b in code if b.header}
+    owner = {b.label: b.loop if b.loop in parent else None for b in code}
+    loops: list[str | None] = [None, *headers]
+    passes = {h: runs[h] if h else runs[code[0].label] for h in loops}
+    children = {h: [c for c in headers if parent[c] == h] for h in loops}
+    position = {b.label: i for i, b in enumerate(code)}
+    own = {h: [b for b in code if owner[b.label] == h] for h in loops}
+    ir = {b.label: b.ir for b in code}
+    notes: list[str] = []
+    sizes: dict[str | None, float] = {}
+
+    def size(h: str | None) -> float:  # instructions of one pass of h, inner loops included
+        if h not in sizes:
+            n = max(1, passes[h])
+            sizes[h] = (sum(len(b.instructions) * runs[b.label] for b in own[h])
+                        + sum(size(c) * passes[c] for c in children[h])) / n
+        return sizes[h]
+
+    def sequence(h: str | None, k: int, inner: bool = True) -> list[str]:
+        """The instructions of k passes of h in layout order, blocks and inner loops by their counts."""
+        n = max(1, passes[h])
+        parts: list[tuple[int, Block | str]] = [(position[b.label], b) for b in own[h]]
+        parts += [(position[c], c) for c in children[h]] if inner else []
+        out: list[str] = []
+        for i in range(k):
+            for _p, x in sorted(parts, key=lambda q: q[0]):
+                if isinstance(x, Block):
+                    out += x.instructions * _share(runs[x.label] / n, i)
+                elif m := _share(passes[x] / n, i):
+                    out += sequence(x, m)
+        return out
+
+    def cost(h: str | None) -> float:
+        if not passes[h]:
+            return 0.0
+        name = ir.get(h, "") if h else "work-group"
+        whole = size(h) <= CAP
+        body = size(h) if whole else sum(len(b.instructions) * runs[b.label] for b in own[h]) / passes[h]
+        k = max(1, min(MAX_PASSES, int(CAP // max(1.0, body))))
+        per = mca(sequence(h, k, inner=whole)) / k
+        notes.append(f"{name}: {passes[h]} passes, {per:.3g} cycles each"
+                     + ("" if whole else " without its inner loops"))
+        return passes[h] * per + (0.0 if whole else sum(cost(c) for c in children[h]))
+
+    return cost(None), notes
 
 
-def mca(body: list[tuple[int, str, str]]) -> float | None:
-    """Cycles per pass of a loop body, as llvm-mca's model of the host CPU runs it in a loop (branches
-    left out: llvm-mca does not follow them)."""
-    tool = next((t for t in ("llvm-mca-19", "llvm-mca-15", "llvm-mca") if shutil.which(t)), None)
-    if tool is None or not body:
-        return None
-    text = "\n".join(f"{op} {operands}" for _a, op, operands in body
-                     if not op.startswith(("j", "nop")) and op not in PREFIXES)
-    try:
-        out = subprocess.run([tool, "-mcpu=native", f"-iterations={MCA_ITERATIONS}"], input=text,
-                             capture_output=True, text=True, timeout=30, check=True).stdout
-    except (OSError, subprocess.SubprocessError) as e:
-        log.info("llvm-mca failed: %s", e)
-        return None
-    m = re.search(r"Total Cycles:\s*(\d+)", out)
-    return int(m.group(1)) / MCA_ITERATIONS if m else None
+def _share(rate: float, i: int) -> int:
+    """How many of ``rate`` runs per pass fall in pass ``i`` (spread evenly: 0.5 is every other pass)."""
+    return math.floor((i + 1) * rate + 1e-9) - math.floor(i * rate + 1e-9)
+
+
+_mca_cache: dict[str, float] = {}
+
+
+def mca(instructions: list[str]) -> float:
+    """llvm-mca's cycles per pass of ``instructions`` run over and over (jumps, calls, returns, stack
+    pushes and pops left out: llvm-mca does not follow them)."""
+    skip = ("j", "nop", "ret", "call", "push", "pop")
+    text = "\n".join(i for i in instructions if not i.split()[0].startswith(skip))
+    if not text:
+        return 0.0
+    if text not in _mca_cache:
+        n = max(10, min(200, 20000 // max(1, text.count("\n") + 1)))
+        out = _run(_tool(MCA) or "", "-mcpu=native", f"-iterations={n}", stdin=text)
+        m = re.search(r"Total Cycles:\s*(\d+)", out)
+        if not m:
+            raise ValueError("llvm-mca printed no cycle count")
+        _mca_cache[text] = int(m.group(1)) / n
+    return _mca_cache[text]

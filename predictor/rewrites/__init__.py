@@ -270,22 +270,19 @@ def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | Non
     # versions as the device's compiler builds them, with its integer costs (speedup_model.py).
     k0 = speedup_model.as_compiled(text, kernel, device, path, build_options)
     k1 = speedup_model.as_compiled(new_text, after, device, path, build_options)
-    # on the local PoCL device, its own code says which version runs in SIMD lanes (the rewrite as
-    # written: a pragma is PoCL's to honour)
-    c0 = speedup_model.cpu_code(text, kernel.name, scenario, device, build_options,
-                                speedup_model.has_loops(k0))
-    c1 = speedup_model.cpu_code(verify_text or new_text, kernel.name, scenario, device, build_options,
-                                speedup_model.has_loops(k1))
+    # on the local PoCL device, its own code is counted and costed (the rewrite as written: a pragma is
+    # PoCL's to honour)
+    c0 = speedup_model.cpu_code(text, kernel.name, scenario, device, build_options)
+    c1 = speedup_model.cpu_code(verify_text or new_text, kernel.name, scenario, device, build_options)
     e0 = speedup_model.roofline_for(k0, scenario, device, c0)
     e1 = speedup_model.roofline_for(k1, scenario, device, c1)
     g = "x".join(map(str, scenario.global_size))
     loc = "x".join(map(str, scenario.local_size)) if scenario.local_size else "runtime"
-    simd = "".join(f"; {which} {'SIMD' if c.vectorized else 'scalar'} in PoCL's code"
-                   + (f", {c.item_cycles:.3g} cycles per work-item (llvm-mca)" if c.item_cycles else "")
-                   for which, c in (("original", c0), ("rewritten", c1)) if c is not None)
+    costed = "".join(f"; {which}: {c.item_cycles:.3g} cycles per work-item in PoCL's code (counted, llvm-mca)"
+                     for which, c in (("original", c0), ("rewritten", c1)) if c is not None)
     note = (f"{speedup_model.MODEL} on {device.name}: "
             f"{e0.time_ms:.4g} ms -> {e1.time_ms:.4g} ms "
-            f"(global {g}, local {loc}{simd})")
+            f"(global {g}, local {loc}{costed})")
     return (e0.time_ms / e1.time_ms if e1.time_ms > 0 else 1.0), note
 
 

@@ -17,13 +17,12 @@ come from) change the roofline's inputs here, and only here: ``estimate`` and th
   kernel multiplies its compute rate by the SIMD width, and in a kernel with barriers (a ``__local``
   tile: the loader's loops, a barrier, loop-free reads) the work outside loops runs at that rate; the
   FLOP peak itself was measured by a kernel with a loop, i.e. at the scalar rate. "No loop left" is a
-  guess from the IR; when the device is the local PoCL, its own machine code answers instead for a
-  kernel without barriers (``cpu_code``, ``benchmark/compiled.py``): the vectoriser refuses some
-  loop-free bodies (a guard whose loads it cannot if-convert, a remainder loop it meets before
-  unrolling it) and an unroll pragma is PoCL's to honour. For a version with no loop of its own, that
-  code's work-item loop is also costed by llvm-mca, LLVM's scheduling model of the host CPU (masked
-  vector stores, folded loads, unrolled scalar loops): its cycles per work-item replace the counted
-  compute.
+  guess from the IR. When the device is the local PoCL, its own code answers instead (``cpu_code``,
+  ``benchmark/compiled.py``): PoCL's work-group function, each block run as often as an instrumented
+  run of the scenario counts, costed by llvm-mca (LLVM's scheduling model of the host CPU). Its cycles
+  replace the roofline's compute time, and the SIMD and barrier guesses with it: vector or scalar code,
+  masked loads and stores, unswitched loops, remainder loops, the loops a barrier splits the kernel
+  into, are all in that code.
 * **Barriers on a CPU** (``barrier_item_ns``). A CPU runtime runs each region between barriers as a loop
   over the work-items of its own and keeps the values live across the barrier in per-work-item arrays:
   each barrier adds a fixed time per work-item (``bench/barrier_cost.py`` measures it), which a ``__local``
@@ -69,11 +68,10 @@ def has_loops(kernel: Any) -> bool:
         a.in_loop for a in getattr(kernel, "accesses", ()))
 
 
-def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_options: str = "",
-             own_loops: bool = True) -> Any:
-    """PoCL's own code for ``kernel`` (``benchmark/compiled.py``: whether its work-item loop became SIMD
-    code and, for a kernel without ``own_loops``, llvm-mca's cycles per work-item), when ``device`` is
-    the local PoCL device; else None. Needs the benchmark side (pyopencl)."""
+def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_options: str = "") -> Any:
+    """PoCL's own code for one launch of ``kernel`` at ``scenario``, counted and costed
+    (``benchmark/compiled.py``), when ``device`` is the local PoCL device; else None. Needs the benchmark
+    side (pyopencl)."""
     if device.source != "discovered":  # the code of the PoCL at hand, not of a profile's machine
         return None
     try:
@@ -81,27 +79,29 @@ def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_o
     except ImportError:  # the benchmark side is optional at estimate time
         return None
     try:
-        return compiled.cpu_code(text, kernel, scenario, device, build_options=build_options,
-                                 own_loops=own_loops)
+        return compiled.cpu_code(text, kernel, scenario, device, build_options=build_options)
     except Exception as e:  # noqa: BLE001 - a broken runtime must not stop the prediction
         log.info("no PoCL code for %s: %s", kernel, e)
         return None
 
 
 def roofline_for(kernel: Any, scenario: Scenario, device: Device, code: Any = None) -> rl.Roofline:
-    """The roofline of ``kernel`` (already ``as_compiled``) with the device's compute facts applied;
-    ``code`` (``cpu_code``), when known, says whether a kernel without barriers runs in SIMD lanes."""
+    """The roofline of ``kernel`` (already ``as_compiled``) with the device's compute facts applied, or,
+    when ``code`` (``cpu_code``) is known, with the cycles of PoCL's own code as its compute time."""
     bw, fl, measured = profiles.peaks(device)
     facts = profiles.facts(device)
     t = rl.traffic(kernel, scenario, device.type)
     t = replace(t, int_ops=t.int_ops + (facts.int_div_ops - 1.0) * t.int_divs)  # a division as its ops
+    if code is not None and device.clock_mhz:
+        compute_ms = code.cycles / (max(1, device.compute_units) * device.clock_mhz * 1e3)
+        return rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured,
+                           compute_ms=compute_ms)
     lanes = float(facts.loop_free_simd_lanes)
     barriers = int(getattr(kernel, "barriers", 0) or 0)
-    simd = code.vectorized if code is not None and not barriers else not has_loops(kernel)
-    if lanes > 1 and simd:
+    if lanes > 1 and not has_loops(kernel):
         t = replace(t, flops=t.flops / lanes, int_ops=t.int_ops / lanes, fp64_ops=t.fp64_ops / lanes,
                     special_ops=t.special_ops / lanes)
-    elif lanes > 1 and int(getattr(kernel, "barriers", 0) or 0) > 0:
+    elif lanes > 1 and barriers:
         # the loop-free work of a kernel with barriers is in regions of its own (an approximation: a
         # region holding both a loop and straight-line work runs that work scalar too)
         free = sum((ops for chain, ops in getattr(kernel, "op_groups", ()) if not chain), Ops())
@@ -109,12 +109,7 @@ def roofline_for(kernel: Any, scenario: Scenario, device: Device, code: Any = No
         t = replace(t, flops=t.flops - k * free.flops,
                     int_ops=t.int_ops - k * (free.int_ops + (facts.int_div_ops - 1.0) * free.int_divs),
                     fp64_ops=t.fp64_ops - k * free.fp64_ops, special_ops=t.special_ops - k * free.special_ops)
-    cycles = getattr(code, "item_cycles", None) if not barriers else None
-    compute_ms = None  # the work-item loop's own cost, from the device's machine code, when known
-    if cycles and device.clock_mhz:
-        compute_ms = t.work_items * cycles / (max(1, device.compute_units) * device.clock_mhz * 1e3)
-    r = rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured,
-                    compute_ms=compute_ms)
+    r = rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured)
     if facts.barrier_item_ns and barriers:  # a CPU runtime's cost of splitting the work-item loop
         r = replace(r, time_ms=r.time_ms + barriers * t.work_items * facts.barrier_item_ns * 1e-6)
     return r

@@ -112,21 +112,20 @@ def test_simd_lanes_apply_only_without_a_loop() -> None:
     assert ratio(ku, scu) == pytest.approx(ratio(kn, scn) / 8, rel=1e-6)
 
 
-def test_pocls_own_code_decides_the_simd_lanes() -> None:
+def test_pocls_own_code_replaces_the_compute_guess() -> None:
     from clperf.benchmark.compiled import CompiledCode
 
     pocl = _pocl()
     ku = _unrolled(HORNER)  # loop-free in the analysis
     sc = rewrites.scenario_for(HORNER, ku, parse_flags("--global 1048576 --local 256 --arg x=1048576 "
                                                        "--arg y=1048576"))
-    guess = speedup_model.roofline_for(ku, sc, pocl).compute_ms
-    simd = speedup_model.roofline_for(ku, sc, pocl, CompiledCode(40, 30, 0)).compute_ms
-    scalar = speedup_model.roofline_for(ku, sc, pocl, CompiledCode(40, 0, 0)).compute_ms
-    assert simd == pytest.approx(guess) and scalar == pytest.approx(8 * simd)
-    # llvm-mca's cycles per work-item replace the counted compute: 2 cores at the profile's clock
-    costed = speedup_model.roofline_for(ku, sc, pocl, CompiledCode(40, 30, 0, item_cycles=2.0))
+    # the cycles of PoCL's code for the launch are its compute time: 2 cores at the profile's clock
+    code = CompiledCode(cycles=1048576 * 2.0, work_items=1048576)
+    costed = speedup_model.roofline_for(ku, sc, pocl, code)
     assert costed.compute_ms == pytest.approx(1048576 * 2.0 / (2 * pocl.clock_mhz * 1e3))
     assert costed.time_ms == pytest.approx(costed.floor_ms + max(costed.memory_ms, costed.compute_ms))
+    # the memory side is the roofline's own, with or without the code
+    assert costed.memory_ms == pytest.approx(speedup_model.roofline_for(ku, sc, pocl).memory_ms)
     # the code is asked for only on the PoCL device at hand, not for a profile's
     assert speedup_model.cpu_code(HORNER, "horner", sc, pocl) is None
 
