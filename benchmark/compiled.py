@@ -10,19 +10,21 @@ speedup_model.py``) costs PoCL's own code, in three steps:
 1. **Build.** The kernel is launched at the scenario's sizes in an isolated worker with a private PoCL
    cache (``POCL_CACHE_DIR``, temporary files kept); the worker is stopped as soon as PoCL has written
    the work-group function (``<kernel>.so``) next to its final IR (``parallel.bc``).
-2. **Count.** A copy of that IR gets a counter in every basic block of the work-group functions
-   (``instrument``) and is compiled by PoCL's LLVM (``llc-15``, for the CPU PoCL targets) into the object
-   PoCL loads from its cache; the scenario then runs once on one PoCL thread. The counters, written when
-   the worker exits, say how often each block ran with the scenario's own sizes and data: trip counts,
-   guards, which unswitched copy of a loop, remainder loops. Nothing is timed.
+2. **Count.** A copy of that IR gets a counter in every basic block of every function (the work-group
+   functions and the library functions they call: ``instrument``) and is compiled by PoCL's LLVM
+   (``llc-15``, for the CPU PoCL targets) into the object PoCL loads from its cache; the scenario then
+   runs once on one PoCL thread. The counters, written when the worker exits, say how often each block
+   ran with the scenario's own sizes and data: trip counts, guards, which unswitched copy of a loop,
+   remainder loops, calls. Nothing is timed.
 3. **Cost.** ``llc-15`` compiles the unmodified IR to assembly whose comments name each machine block's
    IR block and loop nest (``blocks``). ``K`` passes of each loop body, every block and inner loop
    repeated as often as the counts say, go to ``llvm-mca`` (LLVM's scheduling model of the host CPU,
    ``-mcpu=native``), so that successive work-items overlap as they do in an out-of-order core; a loop
    whose passes are too long for that is costed without its inner loops, which are costed on their own.
    The cycles of the launch are the sum over loops of passes / K x llvm-mca's cycles for K passes
-   (``launch_cycles``). Jumps are left out (llvm-mca does not follow them; fused with their compare they
-   cost little); cache misses are not modelled.
+   (``launch_cycles``), in the work-group function and in every function it called. Jumps are left
+   out (llvm-mca does not follow them; fused with their compare they cost little); neither cache misses
+   nor the front end (decode width) are modelled.
 
 Only PoCL keeps its binaries where they can be read, so other devices get None, as do kernels whose code
 could not be built, counted (a crash, a timeout: the scenario runs once more, on one thread) or costed
@@ -125,13 +127,20 @@ def _cost(source: str, kernel: str, scenario: Scenario, device: Device, build_op
     run = counted(source, kernel, scenario, device, build_options, timeout_s)
     if run is None:
         return None
-    cycles, notes = launch_cycles(blocks(run.asm, run.function), run.counts)
+    cycles, notes = 0.0, []
+    for fn in sorted(run.counts, key=lambda f: f != run.function):  # the work-group function first, then
+        code = blocks(run.asm, fn.strip('"'))                       # the library functions it calls
+        if not code:
+            continue
+        c, n = launch_cycles(code, run.counts[fn])
+        cycles += c
+        notes += n if fn == run.function else [f"{fn}: {line}" for line in n]
     return CompiledCode(cycles / run.launches, math.prod(scenario.global_size), run.function, tuple(notes))
 
 
 class Counted(NamedTuple):
     function: str  # the work-group function PoCL ran
-    counts: dict[str, int]  # IR block -> runs in the counted launch(es); ``<entry>``: the first block
+    counts: dict[str, dict[str, int]]  # function that ran -> IR block -> runs; ``<entry>``: its first block
     launches: float  # launches the counts add up (the entry's runs over the work-groups of one)
     asm: str  # llc's assembly of PoCL's IR, uninstrumented
 
@@ -170,11 +179,13 @@ def counted(source: str, kernel: str, scenario: Scenario, device: Device, build_
     for (fn, block), v in zip(names, values, strict=False):
         per_function.setdefault(fn, {}).setdefault(ENTRY, v)  # the first block of each function
         per_function[fn][block] = v
-    if not per_function:
+    group_functions = [f for f in per_function if f.startswith(f"_pocl_kernel_{kernel}")]
+    if not group_functions:
         return None
-    fn = max(per_function, key=lambda f: per_function[f][ENTRY])
+    fn = max(group_functions, key=lambda f: per_function[f][ENTRY])
     launches = per_function[fn][ENTRY] / max(1, groups)
-    return Counted(fn, per_function[fn], launches, asm) if launches > 0 else None
+    ran = {f: c for f, c in per_function.items() if c[ENTRY] > 0}
+    return Counted(fn, ran, launches, asm) if launches > 0 else None
 
 
 class Built(NamedTuple):
@@ -226,11 +237,12 @@ def pocl_build(source: str, kernel: str, scenario: Scenario, device: Device, bui
 
 def instrument(ll: str, kernel: str, out: Path) -> tuple[str, list[tuple[str, str]]]:
     """``ll`` (LLVM 15 text of PoCL's ``parallel.bc``) with a counter added at the top of every block of
-    the kernel's work-group functions (``_pocl_kernel_<kernel>`` and its ``_workgroup`` wrappers), and a
-    destructor that writes the counters (little-endian int64) to ``out`` when the object is unloaded.
-    Returns the text and the ``(function, block)`` of each counter, a function's first block first
-    (``<entry>`` when it has no name)."""
-    head = re.compile(r"^define .*@(_pocl_kernel_" + re.escape(kernel) + r"(?:_workgroup(?:_fast)?)?)\(")
+    every function it defines (the kernel's work-group functions, ``_pocl_kernel_<kernel>`` and its
+    ``_workgroup`` wrappers, and the library functions they call), and a destructor that writes the
+    counters (little-endian int64) to ``out`` when the object is unloaded. Returns the text and the
+    ``(function, block)`` of each counter, a function's first block first (``<entry>`` when it has no
+    name)."""
+    head = re.compile(r'^define [^@]*@([\w.$-]+|"[^"]+")\(')
     lines: list[str] = []
     names: list[tuple[str, str]] = []
     fn: str | None = None

@@ -51,10 +51,11 @@ def collatz_steps(n: int) -> int:
 def test_blocks_are_counted_in_a_run_of_the_scenario(device):
     run = compiled.counted(COLLATZ, "collatz", Scenario((1024,), (64,), {"steps": 1024}), device)
     assert run is not None and run.launches == 1
-    assert run.counts[compiled.ENTRY] == 1024 // 64  # the work-group function runs once per group
+    counts = run.counts[run.function]
+    assert counts[compiled.ENTRY] == 1024 // 64  # the work-group function runs once per group
     # the loop's body ran once per step of every work-item's own sequence (in each copy of the loop
     # that LLVM's unroll of the work-item loop made)
-    body = [n for b, n in run.counts.items() if b.startswith("while.body.") and "preheader" not in b]
+    body = [n for b, n in counts.items() if b.startswith("while.body.") and "preheader" not in b]
     assert sum(body) == collatz_steps(1024)
     assert run.function.startswith("_pocl_kernel_collatz")
 
@@ -86,6 +87,23 @@ def test_vector_code_costs_less_per_work_item_than_scalar_code(device):
     assert rolled.item_cycles > 3 * flat.item_cycles
     assert 0.1 < flat.item_cycles < 10
     assert any("passes" in note for note in rolled.loops)
+
+
+def test_library_functions_the_kernel_calls_are_counted_and_costed(device):
+    src = """
+    #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+    __kernel void f(__global const double* x, __global double* y) {
+        int i = get_global_id(0);
+        y[i] = EXPR;
+    }
+    """
+    sc = Scenario((4096,), (64,), {"x": 4096, "y": 4096})
+    calls = compiled.cpu_code(src.replace("EXPR", "pow(x[i], 1.7) + exp(x[i])"), "f", sc, device)
+    plain = compiled.cpu_code(src.replace("EXPR", "x[i] * 1.7 + x[i]"), "f", sc, device)
+    assert calls is not None and plain is not None
+    called = [note for note in calls.loops if not note.startswith(("work-group", "pregion"))]
+    assert called and all(": work-group: " in note for note in called)  # "<function>: work-group: ..."
+    assert calls.item_cycles > 10 * plain.item_cycles  # pow and exp are tens of instructions each
 
 
 def test_results_are_cached_per_source_and_scenario(device):
@@ -187,16 +205,17 @@ end:                                              ; preds = %loop
   ret void
 }
 
-define void @unrelated() {
-  ret void
+define internal float @helper(float %x) {
+  ret float %x
 }
 """
     text, names = compiled.instrument(ll, "k", compiled.Path("/tmp/counts.bin"))
+    # every function is counted: the work-group function and what it calls (a library function)
     assert names == [("_pocl_kernel_k_workgroup", "<entry>"), ("_pocl_kernel_k_workgroup", "loop"),
-                     ("_pocl_kernel_k_workgroup", "end")]
+                     ("_pocl_kernel_k_workgroup", "end"), ("helper", "<entry>")]
     body = text.split("loop:")[1]
     assert body.index("phi") < body.index("__clperf_counts")  # counters go after the phi nodes
-    assert text.count("%__clperf.") == 3 * 4  # per block: a load, an add of it, a store of the sum
+    assert text.count("%__clperf.") == 4 * 4  # per block: a load, an add of it, a store of the sum
     assert "@llvm.global_dtors" in text and 'c"/tmp/counts.bin\\00"' in text
     llc = compiled._tool(compiled.LLC)
     assert llc is not None
