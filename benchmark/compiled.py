@@ -58,8 +58,9 @@ from clperf.records import Device, Scenario
 
 log = logging.getLogger(__name__)
 
-# PoCL's own LLVM (Debian 12's PoCL 3.1 is built on LLVM 15): its llc builds the code PoCL builds
-LLC, DIS, CLANG = ("llc-15", "llc"), ("llvm-dis-15", "llvm-dis"), ("clang-15", "clang")
+# PoCL's own LLVM (Debian 12's PoCL 3.1 is built on LLVM 15): its llc builds the code PoCL builds; the
+# three tools must be of one version (llvm-dis's text is read by llc)
+LLVM = (("llc-15", "llvm-dis-15", "clang-15"), ("llc", "llvm-dis", "clang"))
 MCA = ("llvm-mca-19", "llvm-mca-15", "llvm-mca")
 CAP = 3000  # instructions of K loop passes handed to llvm-mca at once
 MAX_PASSES = 8  # K: enough passes that a block run every other pass counts as half
@@ -71,6 +72,7 @@ LOCAL_DIR = re.compile(r"^(\d+)-(\d+)-(\d+)-goffs")  # PoCL's folder per local s
 ENTRY = "<entry>"
 
 _cache: dict[str, CompiledCode | None] = {}
+_running: dict[str, threading.Event] = {}  # keys being costed: a second caller waits for the first
 _lock = threading.Lock()
 
 
@@ -96,25 +98,39 @@ def cpu_code(source: str, kernel: str, scenario: Scenario, device: Device, *, bu
              timeout_s: float = 60.0) -> CompiledCode | None:
     """PoCL's code for one launch of ``kernel`` at ``scenario``, costed (see the module's docstring), or
     None. Cached per source, kernel, options, device and scenario for the life of the process."""
-    if not is_pocl(device) or any(_tool(t) is None for t in (LLC, DIS, CLANG, MCA)):
+    if not is_pocl(device) or _llvm() is None or _tool(MCA) is None:
         return None
     key = hashlib.sha256("\0".join([source, kernel, build_options, device.key,
                                     json.dumps(scenario.to_json(), sort_keys=True)]).encode()).hexdigest()
-    with _lock:
-        if key in _cache:
-            return _cache[key]
+    while True:
+        with _lock:
+            if key in _cache:
+                return _cache[key]
+            running = _running.get(key)
+            if running is None:
+                _running[key] = threading.Event()
+        if running is None:
+            break
+        running.wait()
+    code = None
     try:
         code = _cost(source, kernel, scenario, device, build_options, timeout_s)
-    except (OSError, subprocess.SubprocessError, ValueError) as e:
+    except Exception as e:  # noqa: BLE001 - a tool's or a runtime's failure leaves the model its guess
         log.info("no cost of PoCL's code for %s: %s", kernel, e)
-        code = None
-    with _lock:
-        _cache[key] = code
+    finally:
+        with _lock:
+            _cache[key] = code
+            _running.pop(key).set()
     return code
 
 
 def _tool(names: tuple[str, ...]) -> str | None:
     return next((n for n in names if shutil.which(n)), None)
+
+
+def _llvm() -> tuple[str, str, str] | None:
+    """``(llc, llvm-dis, clang)`` of PoCL's LLVM version, or None."""
+    return next((t for t in LLVM if all(shutil.which(x) for x in t)), None)
 
 
 def _run(*args: str, stdin: str | None = None) -> str:
@@ -156,15 +172,16 @@ def counted(source: str, kernel: str, scenario: Scenario, device: Device, build_
         m = LOCAL_DIR.match(folder.name)
         local = tuple(int(x) for x in m.groups()) if m else tuple(scenario.local_size or (1,))
         groups = math.prod(-(-g // lo) for g, lo in zip(scenario.global_size, local, strict=False))
-        ll = _run(_tool(DIS) or "", "-o", "-", str(folder / "parallel.bc"))
+        llc, dis, clang = _llvm() or LLVM[0]
+        ll = _run(dis, "-o", "-", str(folder / "parallel.bc"))
         cpu = re.search(r'"target-cpu"="([\w-]+)"', ll)  # the CPU PoCL compiles for (its kernel library's)
         mcpu = f"-mcpu={cpu.group(1) if cpu else 'generic'}"
         counts_file = folder / "counts.bin"
         text, names = instrument(ll, kernel, counts_file)
         (folder / "counted.ll").write_text(text)
-        _run(_tool(LLC) or "", "-O1", mcpu, "-filetype=obj", "-relocation-model=pic",
+        _run(llc, "-O1", mcpu, "-filetype=obj", "-relocation-model=pic",
              str(folder / "counted.ll"), "-o", str(folder / "counted.o"))
-        _run(_tool(CLANG) or "", "-shared", "-nostdlib", "-o", str(folder / f"{kernel}.so"),
+        _run(clang, "-shared", "-nostdlib", "-o", str(folder / f"{kernel}.so"),
              str(folder / "counted.o"))
         run = benchmark(source, kernel, scenario, device, build_options=build_options, policy=ONCE,
                         timeout_s=timeout_s,
@@ -174,7 +191,7 @@ def counted(source: str, kernel: str, scenario: Scenario, device: Device, build_
             return None
         raw = counts_file.read_bytes()
         values = struct.unpack(f"<{len(raw) // 8}q", raw)
-        asm = _run(_tool(LLC) or "", "-O3", mcpu, str(folder / "parallel.bc"), "-o", "-")
+        asm = _run(llc, "-O3", mcpu, str(folder / "parallel.bc"), "-o", "-")
     per_function: dict[str, dict[str, int]] = {}
     for (fn, block), v in zip(names, values, strict=False):
         per_function.setdefault(fn, {}).setdefault(ENTRY, v)  # the first block of each function

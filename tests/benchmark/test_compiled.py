@@ -4,6 +4,7 @@ llvm-mca."""
 from __future__ import annotations
 
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import pytest
@@ -113,6 +114,21 @@ def test_results_are_cached_per_source_and_scenario(device):
     assert other is not None and other is not first
 
 
+def test_concurrent_callers_share_one_costing(device, monkeypatch):
+    calls = []
+    real = compiled._cost
+
+    def counting(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - the real costing, counted
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compiled, "_cost", counting)
+    text = UNROLLED.replace("float acc = 0.0f;", "float acc = 1.0f;")  # not costed yet in this process
+    with ThreadPoolExecutor(3) as pool:
+        results = list(pool.map(lambda _: compiled.cpu_code(text, "horner", SCENARIO, device), range(3)))
+    assert len(calls) == 1 and results[0] is not None and all(r is results[0] for r in results)
+
+
 def test_none_where_no_code_can_be_costed(device):
     assert compiled.cpu_code(LOOP, "horner", SCENARIO, replace(device, platform="NVIDIA CUDA")) is None
     broken = LOOP.replace("acc * v", "acc * undefined_name")
@@ -217,6 +233,6 @@ define internal float @helper(float %x) {
     assert body.index("phi") < body.index("__clperf_counts")  # counters go after the phi nodes
     assert text.count("%__clperf.") == 4 * 4  # per block: a load, an add of it, a store of the sum
     assert "@llvm.global_dtors" in text and 'c"/tmp/counts.bin\\00"' in text
-    llc = compiled._tool(compiled.LLC)
-    assert llc is not None
-    subprocess.run([llc, "-O1", "-filetype=null", "-"], input=text, text=True, check=True)
+    tools = compiled._llvm()
+    assert tools is not None
+    subprocess.run([tools[0], "-O1", "-filetype=null", "-"], input=text, text=True, check=True)

@@ -1,0 +1,105 @@
+"""How close the rewrite speedup model's times are on PoCL, with and without PoCL's own code, for kernels
+of the corpus that the rewrite report does not use.
+
+One measured record per corpus family (``benchmark/corpus/families``) and per 30 generated kernels, drawn
+at random (``--seed``) from ``data/pocl`` among those that took 0.3-30 ms, is predicted twice by
+``predictor/rewrites/speedup_model.roofline_for``: with the SIMD and barrier guesses of the device profile,
+and with PoCL's own code counted in a run of the record's scenario and costed by llvm-mca
+(``benchmark/compiled.py``). Both are compared with the record's measured median time (measured on this
+machine's PoCL when the dataset was collected). Prints one line per kernel and the summary; ``--out``
+writes the report as markdown. About 5 s per kernel.
+
+    .venv/bin/python bench/pocl_code_times.py --out reports/pocl_code_times.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import random
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data" / "pocl"
+
+
+def records(seed: int, generated: int) -> list[tuple[dict[str, Any], str]]:
+    rows = [json.loads(line) for part in sorted(DATA.glob("part-*.jsonl.gz"))
+            for line in gzip.open(part, "rt")]
+    sources = {s["source_hash"]: s["source"]
+               for s in map(json.loads, gzip.open(DATA / "sources.jsonl.gz", "rt"))}
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["status"] == "ok" and r["median_ms"] and 0.3 < float(r["median_ms"]) < 30 \
+                and r["source_hash"] in sources:
+            by_file.setdefault(r["file"], []).append(r)
+    rng = random.Random(seed)
+    families = sorted(f for f in by_file if "/families/" in f)
+    others = sorted(f for f in by_file if "/families/" not in f)
+    files = families + rng.sample(others, min(generated, len(others)))
+    return [(r, sources[r["source_hash"]]) for r in (rng.choice(by_file[f]) for f in files)]
+
+
+def summary(ratios: list[float]) -> str:
+    return (f"median predicted/measured {statistics.median(ratios):.2f}, median |log ratio| "
+            f"{statistics.median(abs(math.log(x)) for x in ratios):.2f}, within 25%: "
+            f"{100 * sum(0.8 < x < 1.25 for x in ratios) / len(ratios):.0f}%, within 2x: "
+            f"{100 * sum(0.5 < x < 2 for x in ratios) / len(ratios):.0f}%")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--generated", type=int, default=30, help="generated kernels besides one per family")
+    ap.add_argument("--out", type=Path, help="write the report (markdown) here")
+    ns = ap.parse_args(argv)
+
+    from clperf.benchmark import compiled
+    from clperf.benchmark.devices import select
+    from clperf.predictor.report import analyze_text
+    from clperf.predictor.rewrites import speedup_model
+
+    from clperf.records import Scenario
+
+    device = select("Portable Computing Language")
+    lines, guessed, counted = [], [], []
+    for r, text in records(ns.seed, ns.generated):
+        name, opts, sc = r["kernel"], r.get("build_options") or "", Scenario.from_json(r["scenario"])
+        k = analyze_text(text, None, opts).kernel(name)
+        if k is None or not k.analyzed:
+            continue
+        k = speedup_model.as_compiled(text, k, device, None, opts)
+        code = compiled.cpu_code(text, name, sc, device, build_options=opts)
+        if code is None:
+            print(f"{name}: no counted code", file=sys.stderr)
+            continue
+        m = float(r["median_ms"])
+        g = speedup_model.roofline_for(k, sc, device).time_ms
+        c = speedup_model.roofline_for(k, sc, device, code).time_ms
+        guessed.append(g / m)
+        counted.append(c / m)
+        lines.append(f"| {Path(r['file']).name} | {name} | {m:.3g} | {g:.3g} ({g / m:.2f}) "
+                     f"| {c:.3g} ({c / m:.2f}) |")
+        print(lines[-1], flush=True)
+    args = " ".join(argv if argv is not None else sys.argv[1:])
+    head = ["# PoCL times of corpus kernels: the speedup model with and without PoCL's counted code", "",
+            f"Command: `python bench/pocl_code_times.py {args}`; device `{device.name}`; measured times "
+            "from `data/pocl`.", "",
+            "| file | kernel | measured ms | guesses ms (ratio) | counted code ms (ratio) |",
+            "|---|---|---:|---:|---:|"]
+    tail = ["", f"- kernels: {len(counted)}",
+            f"- with the profile's SIMD and barrier guesses: {summary(guessed)}",
+            f"- with PoCL's counted code: {summary(counted)}"]
+    print("\n".join(tail))
+    if ns.out:
+        ns.out.write_text("\n".join(head + lines + tail) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
