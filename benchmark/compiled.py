@@ -148,7 +148,7 @@ def _cost(source: str, kernel: str, scenario: Scenario, device: Device, build_op
         code = blocks(run.asm, fn.strip('"'))                       # the library functions it calls
         if not code:
             continue
-        c, n = launch_cycles(code, run.counts[fn])
+        c, n = launch_cycles(code, run.counts[fn], "work-group" if fn == run.function else "calls")
         cycles += c
         notes += n if fn == run.function else [f"{fn}: {line}" for line in n]
     return CompiledCode(cycles / run.launches, math.prod(scenario.global_size), run.function, tuple(notes))
@@ -196,7 +196,8 @@ def counted(source: str, kernel: str, scenario: Scenario, device: Device, build_
     for (fn, block), v in zip(names, values, strict=False):
         per_function.setdefault(fn, {}).setdefault(ENTRY, v)  # the first block of each function
         per_function[fn][block] = v
-    group_functions = [f for f in per_function if f.startswith(f"_pocl_kernel_{kernel}")]
+    wrappers = {f"_pocl_kernel_{kernel}{suffix}" for suffix in ("", "_workgroup", "_workgroup_fast")}
+    group_functions = [f for f in per_function if f in wrappers]
     if not group_functions:
         return None
     fn = max(group_functions, key=lambda f: per_function[f][ENTRY])
@@ -349,10 +350,12 @@ def blocks(asm: str, function: str) -> list[Block]:
     return out if out[0].instructions else out[1:]
 
 
-def launch_cycles(code: list[Block], counts: dict[str, int]) -> tuple[float, list[str]]:
-    """Cycles of the counted run: each loop (and the function, a loop over work-groups) costed by
-    llvm-mca for K passes of its body, blocks and inner loops repeated by their counts (``counts``: IR
-    block -> runs; a machine block without an IR name runs as the last named block of its loop)."""
+def launch_cycles(code: list[Block], counts: dict[str, int],
+                  root: str = "work-group") -> tuple[float, list[str]]:
+    """Cycles of the counted run: each loop (and the function itself, a loop over its ``root`` passes:
+    work-groups, or calls of a library function) costed by llvm-mca for K passes of its body, blocks and
+    inner loops repeated by their counts (``counts``: IR block -> runs; a machine block without an IR
+    name runs as the last named block of its loop)."""
     runs: dict[str, int] = {}
     last: dict[str | None, int] = {}
     for b in code:
@@ -396,7 +399,7 @@ def launch_cycles(code: list[Block], counts: dict[str, int]) -> tuple[float, lis
     def cost(h: str | None) -> float:
         if not passes[h]:
             return 0.0
-        name = ir.get(h, "") if h else "work-group"
+        name = ir.get(h, "") if h else root
         whole = size(h) <= CAP
         body = size(h) if whole else sum(len(b.instructions) * runs[b.label] for b in own[h]) / passes[h]
         k = max(1, min(MAX_PASSES, int(CAP // max(1.0, body))))
