@@ -95,23 +95,31 @@ def is_pocl(device: Device) -> bool:
 
 
 def cpu_code(source: str, kernel: str, scenario: Scenario, device: Device, *, build_options: str = "",
-             timeout_s: float = 60.0) -> CompiledCode | None:
+             timeout_s: float = 60.0, wait_s: float | None = None) -> CompiledCode | None:
     """PoCL's code for one launch of ``kernel`` at ``scenario``, costed (see the module's docstring), or
-    None. Cached per source, kernel, options, device and scenario for the life of the process."""
+    None. Cached per source, kernel, options, device and scenario for the life of the process; a caller
+    asking for a version being costed waits for that costing. ``wait_s``: wait at most that long (None:
+    until the costing ends) and get None if it has not ended; it goes on in the background and is
+    cached when it ends (the language server's code actions do not wait for a slow or hanging run)."""
     if not is_pocl(device) or _llvm() is None or _tool(MCA) is None:
         return None
     key = hashlib.sha256("\0".join([source, kernel, build_options, device.key,
                                     json.dumps(scenario.to_json(), sort_keys=True)]).encode()).hexdigest()
-    while True:
-        with _lock:
-            if key in _cache:
-                return _cache[key]
-            running = _running.get(key)
-            if running is None:
-                _running[key] = threading.Event()
+    with _lock:
+        if key in _cache:
+            return _cache[key]
+        running = _running.get(key)
         if running is None:
-            break
-        running.wait()
+            running = _running[key] = threading.Event()
+            threading.Thread(target=_costing, name=f"clperf-pocl-{kernel}", daemon=True,
+                             args=(key, source, kernel, scenario, device, build_options, timeout_s)).start()
+    running.wait(wait_s)
+    with _lock:
+        return _cache.get(key)
+
+
+def _costing(key: str, source: str, kernel: str, scenario: Scenario, device: Device, build_options: str,
+             timeout_s: float) -> None:
     code = None
     try:
         code = _cost(source, kernel, scenario, device, build_options, timeout_s)
@@ -121,7 +129,6 @@ def cpu_code(source: str, kernel: str, scenario: Scenario, device: Device, *, bu
         with _lock:
             _cache[key] = code
             _running.pop(key).set()
-    return code
 
 
 def _tool(names: tuple[str, ...]) -> str | None:

@@ -113,8 +113,10 @@ def scenario_for(text: str, kernel: Any, spec: Any = None) -> Scenario:
 
 def available(text: str, report: Any, finding: Any, *, path: Path | None = None, build_options: str = "",
               device: Device | None = None, scenario: Scenario | None = None,
-              predict: bool = True) -> list[Rewrite]:
-    """The rewrites for ``finding`` (a Finding, or a dict with ``rule``, ``kernel`` and the finding data)."""
+              predict: bool = True, code_wait_s: float | None = None) -> list[Rewrite]:
+    """The rewrites for ``finding`` (a Finding, or a dict with ``rule``, ``kernel`` and the finding data).
+    ``code_wait_s``: how long a prediction waits for PoCL's counted code on the local PoCL device
+    (``predicted_speedup``; None: until it is there)."""
     rule, kernel, data = _finding_parts(finding)
     k = report.kernel(kernel) if report is not None else None
     if rule == "unroll-candidate":
@@ -130,7 +132,7 @@ def available(text: str, report: Any, finding: Any, *, path: Path | None = None,
     else:
         return []
     if predict and k is not None:
-        out = [_with_prediction(r, text, k, path, build_options, device, scenario) for r in out]
+        out = [_with_prediction(r, text, k, path, build_options, device, scenario, code_wait_s) for r in out]
     return out
 
 
@@ -216,14 +218,15 @@ def _elem_size(type_name: str) -> int:
 
 
 def _with_prediction(r: Rewrite, text: str, k: Any, path: Path | None, build_options: str,
-                     device: Device | None, scenario: Scenario | None) -> Rewrite:
+                     device: Device | None, scenario: Scenario | None, code_wait_s: float | None) -> Rewrite:
     if not r.enabled:
         return r
     try:
         new_text = apply_edits(text, r.predict_edits or r.edits)
         checked = apply_edits(text, r.edits)
         speedup, note = predicted_speedup(text, new_text, k, path=path, build_options=build_options,
-                                          device=device, scenario=scenario, verify_text=checked)
+                                          device=device, scenario=scenario, verify_text=checked,
+                                          code_wait_s=code_wait_s)
     except RewriteError as e:
         return replace(r, disabled_reason=str(e))
     except ClperfError as e:
@@ -243,9 +246,11 @@ def speedup_text(speedup: float | None) -> str:
 
 def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | None = None,
                       build_options: str = "", device: Device | None = None,
-                      scenario: Scenario | None = None, verify_text: str | None = None) -> tuple[float, str]:
+                      scenario: Scenario | None = None, verify_text: str | None = None,
+                      code_wait_s: float | None = None) -> tuple[float, str]:
     """``time(original) / time(rewritten)`` (``speedup_model``) and a note naming model, device and
-    scenario.
+    scenario. On the local PoCL device both versions' own code is counted and costed, waiting at most
+    ``code_wait_s`` for it (None: until it is there); the profile's guesses stand in until then.
 
     Raises RewriteError when the rewritten text (``verify_text``, default ``new_text``) does not compile.
     """
@@ -272,14 +277,20 @@ def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | Non
     k1 = speedup_model.as_compiled(new_text, after, device, path, build_options)
     # on the local PoCL device, its own code is counted and costed (the rewrite as written: a pragma is
     # PoCL's to honour)
-    c0 = speedup_model.cpu_code(text, kernel.name, scenario, device, build_options)
-    c1 = speedup_model.cpu_code(verify_text or new_text, kernel.name, scenario, device, build_options)
+    c0 = speedup_model.cpu_code(text, kernel.name, scenario, device, build_options, code_wait_s)
+    c1 = speedup_model.cpu_code(verify_text or new_text, kernel.name, scenario, device, build_options,
+                                code_wait_s)
+    pending = (c0 is None) != (c1 is None)  # one version's code is there: compare like with like
+    if pending:
+        c0 = c1 = None
     e0 = speedup_model.roofline_for(k0, scenario, device, c0)
     e1 = speedup_model.roofline_for(k1, scenario, device, c1)
     g = "x".join(map(str, scenario.global_size))
     loc = "x".join(map(str, scenario.local_size)) if scenario.local_size else "runtime"
     costed = "".join(f"; {which}: {c.item_cycles:.3g} cycles per work-item in PoCL's code (counted, llvm-mca)"
                      for which, c in (("original", c0), ("rewritten", c1)) if c is not None)
+    if pending or (c0 is None and speedup_model.own_code(device)):
+        costed += "; PoCL's code not counted (yet): the profile's SIMD and barrier guesses"
     note = (f"{speedup_model.MODEL} on {device.name}: "
             f"{e0.time_ms:.4g} ms -> {e1.time_ms:.4g} ms "
             f"(global {g}, local {loc}{costed})")

@@ -68,18 +68,25 @@ def has_loops(kernel: Any) -> bool:
         a.in_loop for a in getattr(kernel, "accesses", ()))
 
 
-def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_options: str = "") -> Any:
+def own_code(device: Device) -> bool:
+    """Whether ``device``'s own code can be counted: the PoCL at hand, not a profile of some machine."""
+    return device.source == "discovered" and device.type == "cpu" and \
+        "portable computing language" in device.platform.lower()
+
+
+def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_options: str = "",
+             wait_s: float | None = None) -> Any:
     """PoCL's own code for one launch of ``kernel`` at ``scenario``, counted and costed
-    (``benchmark/compiled.py``), when ``device`` is the local PoCL device; else None. Needs the benchmark
-    side (pyopencl)."""
-    if device.source != "discovered":  # the code of the PoCL at hand, not of a profile's machine
+    (``benchmark/compiled.py``), when ``device`` is the local PoCL device; else None, also when it is not
+    ready within ``wait_s`` (None: wait for it). Needs the benchmark side (pyopencl)."""
+    if not own_code(device):
         return None
     try:
         from clperf.benchmark import compiled
     except ImportError:  # the benchmark side is optional at estimate time
         return None
     try:
-        return compiled.cpu_code(text, kernel, scenario, device, build_options=build_options)
+        return compiled.cpu_code(text, kernel, scenario, device, build_options=build_options, wait_s=wait_s)
     except Exception as e:  # noqa: BLE001 - a broken runtime must not stop the prediction
         log.info("no PoCL code for %s: %s", kernel, e)
         return None

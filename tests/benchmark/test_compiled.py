@@ -4,6 +4,7 @@ llvm-mca."""
 from __future__ import annotations
 
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
@@ -135,17 +136,32 @@ def test_none_where_no_code_can_be_costed(device):
     assert compiled.cpu_code(broken, "horner", SCENARIO, device) is None
 
 
+FOREVER = """
+__kernel void spin(__global int* out, int n) {
+    int i = get_global_id(0);
+    int s = 0;
+    for (int k = 0; k >= 0; k += n) s += k;
+    out[i] = s;
+}
+"""
+
+
 def test_a_kernel_that_never_ends_gives_none_within_the_timeout(device):
-    forever = """
-    __kernel void spin(__global int* out, int n) {
-        int i = get_global_id(0);
-        int s = 0;
-        for (int k = 0; k >= 0; k += n) s += k;
-        out[i] = s;
-    }
-    """
     sc = Scenario((64,), (64,), {"out": 64, "n": 0})
-    assert compiled.cpu_code(forever, "spin", sc, device, timeout_s=10) is None
+    assert compiled.cpu_code(FOREVER, "spin", sc, device, timeout_s=10) is None
+
+
+def test_a_caller_with_a_wait_budget_is_not_held_by_a_slow_run(device):
+    sc = Scenario((128,), (64,), {"out": 128, "n": 0})  # not costed yet in this process
+    t0 = time.monotonic()
+    assert compiled.cpu_code(FOREVER, "spin", sc, device, timeout_s=8, wait_s=0.5) is None
+    assert time.monotonic() - t0 < 3  # the run goes on in the background
+    # a caller without a budget waits for that same run, which the timeout ends: None, cached
+    assert compiled.cpu_code(FOREVER, "spin", sc, device, timeout_s=8) is None
+    assert time.monotonic() - t0 < 30
+    # a version that is quick to cost arrives within a budget once its run has ended
+    quick = compiled.cpu_code(UNROLLED, "horner", SCENARIO, device, wait_s=60)
+    assert quick is not None and compiled.cpu_code(UNROLLED, "horner", SCENARIO, device, wait_s=0) is quick
 
 
 ASM = """\

@@ -228,3 +228,18 @@ def test_on_pocl_the_prediction_counts_the_first_read_site_of_the_loader_only() 
         assert loader(rewrites.apply_edits(text, rw.predict_edits)).count("for (") == \
             loader(predicted).count("for (")
         assert rewrites.apply(text, rw).count("for (") == every.count("for (")  # the applied text: all sites
+
+
+def test_on_the_local_pocl_a_prediction_waits_for_its_code_only_as_long_as_asked(pocl) -> None:
+    text = HORNER.replace("float acc = 0.0f;", "float acc = 2.0f;")  # not costed yet in this process
+    report = analyze_text(text)
+    k = report.kernel("horner")
+    loop = "for (int k = 0; k < 8; k++) {\n        acc = acc * v + 0.5f * (float)k + acc * acc;\n    }"
+    assert loop in text
+    unrolled = text.replace(loop, " ".join(f"acc = acc * v + 0.5f * {k}.0f + acc * acc;" for k in range(8)))
+    sc = rewrites.scenario_for(text, k, parse_flags("--global 65536 --local 256 --arg x=65536 --arg y=65536"))
+    speedup, note = rewrites.predicted_speedup(text, unrolled, k, device=pocl, scenario=sc, code_wait_s=0)
+    assert "PoCL's code not counted (yet)" in note and speedup > 1
+    counted, note = rewrites.predicted_speedup(text, unrolled, k, device=pocl, scenario=sc)  # waits
+    assert "cycles per work-item in PoCL's code" in note and "not counted" not in note
+    assert counted > 3  # the unrolled version runs 8 work-items per vector instruction
