@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,8 @@ from clperf.records import Scenario
 
 log = logging.getLogger("clperf.server")
 # On the local PoCL device a quick fix's speedup comes from PoCL's own code, counted in a run of each
-# version (about 2 s each, benchmark/compiled.py): a code action waits this long for it, then shows the
-# profile's guess; the run goes on in the background and a later request shows its figure.
+# version (about 2 s each, benchmark/compiled.py): a code action request waits this long for all of it,
+# then shows the profile's guess; the runs go on in the background and a later request shows their figure.
 CODE_WAIT_S = 1.0
 
 def rewrite_actions(problems: Sequence[Problem], text: str, path: str, build_options: str, device: Any,
@@ -37,13 +38,14 @@ def rewrite_actions(problems: Sequence[Problem], text: str, path: str, build_opt
     if not candidates:
         return []
     report = analyze_text(text, Path(path) if path else None, build_options)
+    deadline = time.monotonic() + CODE_WAIT_S
     out: list[Action] = []
     for p in candidates:
         kernel = str(p.data.get("kernel", "")) if p.data else ""
         try:
             found = rewrites.available(text, report, p.data, path=Path(path) if path else None,
                                        build_options=build_options, device=device,
-                                       scenario=scenarios.get(kernel), code_wait_s=CODE_WAIT_S)
+                                       scenario=scenarios.get(kernel), code_deadline=deadline)
         except Exception:  # one broken rewrite must not take the other actions with it
             log.error("rewrites for %s failed", p.code, exc_info=True)
             continue

@@ -113,10 +113,10 @@ def scenario_for(text: str, kernel: Any, spec: Any = None) -> Scenario:
 
 def available(text: str, report: Any, finding: Any, *, path: Path | None = None, build_options: str = "",
               device: Device | None = None, scenario: Scenario | None = None,
-              predict: bool = True, code_wait_s: float | None = None) -> list[Rewrite]:
+              predict: bool = True, code_deadline: float | None = None) -> list[Rewrite]:
     """The rewrites for ``finding`` (a Finding, or a dict with ``rule``, ``kernel`` and the finding data).
-    ``code_wait_s``: how long a prediction waits for PoCL's counted code on the local PoCL device
-    (``predicted_speedup``; None: until it is there)."""
+    ``code_deadline``: until when (``time.monotonic()``) predictions wait for PoCL's counted code on the
+    local PoCL device (``predicted_speedup``; None: until it is there)."""
     rule, kernel, data = _finding_parts(finding)
     k = report.kernel(kernel) if report is not None else None
     if rule == "unroll-candidate":
@@ -132,7 +132,8 @@ def available(text: str, report: Any, finding: Any, *, path: Path | None = None,
     else:
         return []
     if predict and k is not None:
-        out = [_with_prediction(r, text, k, path, build_options, device, scenario, code_wait_s) for r in out]
+        out = [_with_prediction(r, text, k, path, build_options, device, scenario, code_deadline)
+               for r in out]
     return out
 
 
@@ -218,7 +219,8 @@ def _elem_size(type_name: str) -> int:
 
 
 def _with_prediction(r: Rewrite, text: str, k: Any, path: Path | None, build_options: str,
-                     device: Device | None, scenario: Scenario | None, code_wait_s: float | None) -> Rewrite:
+                     device: Device | None, scenario: Scenario | None,
+                     code_deadline: float | None) -> Rewrite:
     if not r.enabled:
         return r
     try:
@@ -226,7 +228,7 @@ def _with_prediction(r: Rewrite, text: str, k: Any, path: Path | None, build_opt
         checked = apply_edits(text, r.edits)
         speedup, note = predicted_speedup(text, new_text, k, path=path, build_options=build_options,
                                           device=device, scenario=scenario, verify_text=checked,
-                                          code_wait_s=code_wait_s)
+                                          code_deadline=code_deadline)
     except RewriteError as e:
         return replace(r, disabled_reason=str(e))
     except ClperfError as e:
@@ -247,10 +249,11 @@ def speedup_text(speedup: float | None) -> str:
 def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | None = None,
                       build_options: str = "", device: Device | None = None,
                       scenario: Scenario | None = None, verify_text: str | None = None,
-                      code_wait_s: float | None = None) -> tuple[float, str]:
+                      code_deadline: float | None = None) -> tuple[float, str]:
     """``time(original) / time(rewritten)`` (``speedup_model``) and a note naming model, device and
-    scenario. On the local PoCL device both versions' own code is counted and costed, waiting at most
-    ``code_wait_s`` for it (None: until it is there); the profile's guesses stand in until then.
+    scenario. On the local PoCL device both versions' own code is counted and costed, waited for until
+    ``code_deadline`` (``time.monotonic()``; None: until it is there); the profile's guesses stand in
+    until then.
 
     Raises RewriteError when the rewritten text (``verify_text``, default ``new_text``) does not compile.
     """
@@ -277,9 +280,9 @@ def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | Non
     k1 = speedup_model.as_compiled(new_text, after, device, path, build_options)
     # on the local PoCL device, its own code is counted and costed (the rewrite as written: a pragma is
     # PoCL's to honour)
-    c0 = speedup_model.cpu_code(text, kernel.name, scenario, device, build_options, code_wait_s)
+    c0 = speedup_model.cpu_code(text, kernel.name, scenario, device, build_options, code_deadline)
     c1 = speedup_model.cpu_code(verify_text or new_text, kernel.name, scenario, device, build_options,
-                                code_wait_s)
+                                code_deadline)
     pending = (c0 is None) != (c1 is None)  # one version's code is there: compare like with like
     if pending:
         c0 = c1 = None

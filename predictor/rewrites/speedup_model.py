@@ -35,6 +35,7 @@ come from) change the roofline's inputs here, and only here: ``estimate`` and th
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -75,10 +76,10 @@ def own_code(device: Device) -> bool:
 
 
 def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_options: str = "",
-             wait_s: float | None = None) -> Any:
+             deadline: float | None = None) -> Any:
     """PoCL's own code for one launch of ``kernel`` at ``scenario``, counted and costed
     (``benchmark/compiled.py``), when ``device`` is the local PoCL device; else None, also when it is not
-    ready within ``wait_s`` (None: wait for it). Needs the benchmark side (pyopencl)."""
+    ready by ``deadline`` (``time.monotonic()``; None: wait for it). Needs the benchmark side (pyopencl)."""
     if not own_code(device):
         return None
     try:
@@ -86,6 +87,7 @@ def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_o
     except ImportError:  # the benchmark side is optional at estimate time
         return None
     try:
+        wait_s = None if deadline is None else max(0.0, deadline - time.monotonic())
         return compiled.cpu_code(text, kernel, scenario, device, build_options=build_options, wait_s=wait_s)
     except Exception as e:  # noqa: BLE001 - a broken runtime must not stop the prediction
         log.info("no PoCL code for %s: %s", kernel, e)

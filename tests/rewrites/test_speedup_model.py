@@ -4,6 +4,8 @@ nothing about its compiler."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from clperf.predictor import profiles, rewrites
 from clperf.predictor.report import analyze_text
@@ -238,7 +240,8 @@ def test_on_the_local_pocl_a_prediction_waits_for_its_code_only_as_long_as_asked
     assert loop in text
     unrolled = text.replace(loop, " ".join(f"acc = acc * v + 0.5f * {k}.0f + acc * acc;" for k in range(8)))
     sc = rewrites.scenario_for(text, k, parse_flags("--global 65536 --local 256 --arg x=65536 --arg y=65536"))
-    speedup, note = rewrites.predicted_speedup(text, unrolled, k, device=pocl, scenario=sc, code_wait_s=0)
+    speedup, note = rewrites.predicted_speedup(text, unrolled, k, device=pocl, scenario=sc,
+                                               code_deadline=time.monotonic())
     assert "PoCL's code not counted (yet)" in note and speedup > 1
     counted, note = rewrites.predicted_speedup(text, unrolled, k, device=pocl, scenario=sc)  # waits
     assert "cycles per work-item in PoCL's code" in note and "not counted" not in note
