@@ -144,6 +144,19 @@ def line_of(text: str, needle: str) -> int:
     raise AssertionError(f"{needle!r} not in the text")
 
 
+def children(pid: int) -> list[str]:
+    """Names of the processes whose parent is ``pid``."""
+    out = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+        except OSError:
+            continue
+        if fields.get("PPid", "").strip() == str(pid):
+            out.append(fields.get("Name", "").strip())
+    return out
+
+
 @pytest.fixture
 def lsp() -> SimpleNamespace:
     """The helpers above, for test modules (importlib import mode: they cannot import conftest)."""
@@ -156,6 +169,7 @@ def lsp() -> SimpleNamespace:
         doc_id=doc_id,
         line_of=line_of,
         start=start,
+        children=children,
         home=HOME,
         data=DATA,
         settings=TEST_SETTINGS,

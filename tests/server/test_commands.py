@@ -136,20 +136,6 @@ async def test_benchmark_without_a_document_is_an_error_not_a_crash(client: Lang
     assert "error" in result
 
 
-def _children(pid: int) -> list[str]:
-    from pathlib import Path
-
-    out = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
-        except OSError:
-            continue
-        if fields.get("PPid", "").strip() == str(pid):
-            out.append(fields.get("Name", "").strip())
-    return out
-
-
 @pytest.mark.e2e
 async def test_no_kernel_runs_without_the_benchmark_command(bare: LanguageClient, lsp, tmp_path) -> None:
     home = tmp_path / "state"
@@ -165,5 +151,5 @@ async def test_no_kernel_runs_without_the_benchmark_command(bare: LanguageClient
     await bare.text_document_code_lens_async(types.CodeLensParams(text_document=lsp.doc_id(uri)))
     await command(bare, "clperf.selectDevice")
     # no benchmark worker was started, no device peaks were measured, nothing was stored
-    assert [n for n in _children(bare._server.pid) if n != "clang-19"] == []  # type: ignore[union-attr]
+    assert [n for n in lsp.children(bare._server.pid) if n != "clang-19"] == []  # type: ignore[union-attr]
     assert not (home / "devices").exists() and not (home / "measurements.jsonl").exists()
