@@ -7,8 +7,9 @@ and prints predicted vs measured, ``|predicted - measured|``, the median relativ
 cases where the prediction has the right direction (faster / slower; both within 3% of 1 counts as the
 same "no change"). It writes ``reports/rewrite_speedups_<device>.md`` and ``.json``.
 
-The prediction needs clang (the analysis); the measurement needs only pyopencl. On a machine without
-clang (the H200 box) split the two:
+The prediction needs clang (the analysis), and on the local PoCL device PoCL itself, llc-15 and llvm-mca
+(its own code is counted in a run of each version: ``benchmark/compiled.py``); the measurement needs only
+pyopencl. On a machine without clang (the H200 box) split the two:
 
     # here (clang): rewrites + predictions for the H200 profile
     .venv/bin/python bench/rewrite_speedups.py --device h200 --size large --predict-only
