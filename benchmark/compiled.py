@@ -90,10 +90,6 @@ class CompiledCode:
         return self.cycles / max(1, self.work_items)
 
 
-def is_pocl(device: Device) -> bool:
-    return "portable computing language" in device.platform.lower() and device.type == "cpu"
-
-
 def cpu_code(source: str, kernel: str, scenario: Scenario, device: Device, *, build_options: str = "",
              timeout_s: float = 60.0, wait_s: float | None = None) -> CompiledCode | None:
     """PoCL's code for one launch of ``kernel`` at ``scenario``, costed (see the module's docstring), or
@@ -101,7 +97,7 @@ def cpu_code(source: str, kernel: str, scenario: Scenario, device: Device, *, bu
     asking for a version being costed waits for that costing. ``wait_s``: wait at most that long (None:
     until the costing ends) and get None if it has not ended; it goes on in the background and is
     cached when it ends (the language server's code actions do not wait for a slow or hanging run)."""
-    if not is_pocl(device) or _llvm() is None or _tool(MCA) is None:
+    if not device.is_pocl or _llvm() is None or _tool(MCA) is None:
         return None
     key = hashlib.sha256("\0".join([source, kernel, build_options, device.key,
                                     json.dumps(scenario.to_json(), sort_keys=True)]).encode()).hexdigest()

@@ -136,6 +136,11 @@ class Device:
         return device_matches(text, self.name, self.platform)
 
     @property
+    def is_pocl(self) -> bool:
+        """PoCL's CPU device (whose compiled kernels ``benchmark/compiled.py`` can read and count)."""
+        return self.type == "cpu" and PLATFORM_NICKNAMES.get(self.platform) == "PoCL"
+
+    @property
     def key(self) -> str:
         """Stable identity for caches and datasets: device, platform and driver."""
         return f"{self.platform}|{self.name}|{self.driver}"

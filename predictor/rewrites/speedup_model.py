@@ -71,8 +71,7 @@ def has_loops(kernel: Any) -> bool:
 
 def own_code(device: Device) -> bool:
     """Whether ``device``'s own code can be counted: the PoCL at hand, not a profile of some machine."""
-    return device.source == "discovered" and device.type == "cpu" and \
-        "portable computing language" in device.platform.lower()
+    return device.source == "discovered" and device.is_pocl
 
 
 def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_options: str = "",
