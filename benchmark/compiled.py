@@ -64,6 +64,7 @@ LLVM = (("llc-15", "llvm-dis-15", "clang-15"), ("llc", "llvm-dis", "clang"))
 MCA = ("llvm-mca-19", "llvm-mca-15", "llvm-mca")
 CAP = 3000  # instructions of K loop passes handed to llvm-mca at once
 MAX_PASSES = 8  # K: enough passes that a block run every other pass counts as half
+BACKGROUND_RUNS = 4  # costings at once for callers with a wait budget: one code action's versions
 ONCE = Policy(warmup=0, min_repetitions=1, max_repetitions=1, min_total_ms=0.0, stable_rel=None, batch=1)
 LABEL = re.compile(r"^(\.LBB\d+_\d+|# %bb\.\d+):\s*(?:#\s*%(\S+))?")
 IR_LABEL = re.compile(r'^([\w.$-]+|"[^"]+"|\d+):')
@@ -96,7 +97,8 @@ def cpu_code(source: str, kernel: str, scenario: Scenario, device: Device, *, bu
     None. Cached per source, kernel, options, device and scenario for the life of the process; a caller
     asking for a version being costed waits for that costing. ``wait_s``: wait at most that long (None:
     until the costing ends) and get None if it has not ended; it goes on in the background and is
-    cached when it ends (the language server's code actions do not wait for a slow or hanging run)."""
+    cached when it ends (the language server's code actions do not wait for a slow or hanging run). Such a
+    caller starts no costing while ``BACKGROUND_RUNS`` are running: it gets None, and asks again later."""
     if not device.is_pocl or _llvm() is None or _tool(MCA) is None:
         return None
     key = hashlib.sha256("\0".join([source, kernel, build_options, device.key,
@@ -105,6 +107,8 @@ def cpu_code(source: str, kernel: str, scenario: Scenario, device: Device, *, bu
         if key in _cache:
             return _cache[key]
         running = _running.get(key)
+        if running is None and wait_s is not None and len(_running) >= BACKGROUND_RUNS:
+            return None  # an impatient caller (an editor, text changing) starts no backlog of runs
         if running is None:
             running = _running[key] = threading.Event()
             threading.Thread(target=_costing, name=f"clperf-pocl-{kernel}", daemon=True,

@@ -115,6 +115,21 @@ def test_results_are_cached_per_source_and_scenario(device):
     assert other is not None and other is not first
 
 
+def test_callers_with_a_budget_start_no_backlog_of_runs(device):
+    # an editor asking for each new text while slow runs are going: no more than BACKGROUND_RUNS at once
+    busy = [Scenario((64 * (i + 3),), (64,), {"out": 64 * (i + 3), "n": 0})
+            for i in range(compiled.BACKGROUND_RUNS)]
+    for sc in busy:
+        assert compiled.cpu_code(FOREVER, "spin", sc, device, timeout_s=6, wait_s=0) is None
+    text = UNROLLED.replace("float acc = 0.0f;", "float acc = 3.0f;")  # not costed yet in this process
+    t0 = time.monotonic()
+    assert compiled.cpu_code(text, "horner", SCENARIO, device, wait_s=5) is None
+    assert time.monotonic() - t0 < 1  # not started, not waited for
+    # once they have ended (their timeout), the same request starts its run and gets it
+    assert all(compiled.cpu_code(FOREVER, "spin", sc, device, timeout_s=6) is None for sc in busy)
+    assert compiled.cpu_code(text, "horner", SCENARIO, device, wait_s=60) is not None
+
+
 def test_concurrent_callers_share_one_costing(device, monkeypatch):
     calls = []
     real = compiled._cost
