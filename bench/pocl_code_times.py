@@ -15,8 +15,6 @@ writes the report as markdown. About 5 s per kernel.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import math
 import random
 import statistics
@@ -29,20 +27,19 @@ DATA = ROOT / "data" / "pocl"
 
 
 def records(seed: int, generated: int) -> list[tuple[dict[str, Any], str]]:
-    rows = [json.loads(line) for part in sorted(DATA.glob("part-*.jsonl.gz"))
-            for line in gzip.open(part, "rt")]
-    sources = {s["source_hash"]: s["source"]
-               for s in map(json.loads, gzip.open(DATA / "sources.jsonl.gz", "rt"))}
-    by_file: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
-        if r["status"] == "ok" and r["median_ms"] and 0.3 < float(r["median_ms"]) < 30 \
-                and r["source_hash"] in sources:
-            by_file.setdefault(r["file"], []).append(r)
+    from clperf.predictor import train
+
+    sources = train.Sources(datasets=[DATA])
+    by_file: dict[str, list[tuple[dict[str, Any], str]]] = {}
+    for r in train.read_records([DATA]):
+        text = sources.find(r)
+        if text is not None and 0.3 < float(r["median_ms"]) < 30:
+            by_file.setdefault(r["file"], []).append((r, text))
     rng = random.Random(seed)
     families = sorted(f for f in by_file if "/families/" in f)
     others = sorted(f for f in by_file if "/families/" not in f)
     files = families + rng.sample(others, min(generated, len(others)))
-    return [(r, sources[r["source_hash"]]) for r in (rng.choice(by_file[f]) for f in files)]
+    return [rng.choice(by_file[f]) for f in files]
 
 
 def summary(ratios: list[float]) -> str:
