@@ -235,6 +235,46 @@ def test_launch_cycles_repeat_blocks_and_inner_loops_by_their_counts():
     assert cycles100 == pytest.approx(100 * cycles, rel=0.25)
 
 
+def test_taken_branches_are_read_from_block_runs():
+    code = compiled.blocks(ASM, "_pocl_kernel_k_workgroup")
+    runs = {".LBB1_0": 1, ".LBB1_1": 100, ".LBB1_2": 800, ".LBB1_3": 100, ".LBB1_4": 1}
+    # the inner loop's back edge: 800 passes less the 100 that fall through to for.end; the outer
+    # loop's: 100 less the one exit
+    assert compiled.taken_branches(code, runs) == {".LBB1_0": 0, ".LBB1_1": 0, ".LBB1_2": 700,
+                                                   ".LBB1_3": 99, ".LBB1_4": 0}
+
+
+TINY_LOOP = """\
+f:
+# %bb.0:
+\txorl\t%ecx, %ecx
+.LBB2_1:                                # %loop
+                                        # =>This Inner Loop Header: Depth=1
+\tmovl\t$1, %eax
+\tjne\t.LBB2_1
+# %bb.2:                                # %exit
+\tretq
+.Lfunc_end2:
+"""
+
+
+def test_a_loop_pass_costs_at_least_a_cycle_per_taken_branch():
+    code = compiled.blocks(TINY_LOOP, "f")
+    cycles, _notes = compiled.launch_cycles(code, {"<entry>": 1, "loop": 1000, "exit": 1})
+    # llvm-mca alone: half a cycle per pass (one move, the jump left out); the core follows
+    # one taken branch per cycle (bench/cpu_core_facts.py)
+    assert compiled.mca(["movl\t$1, %eax"]) < 0.75
+    assert cycles >= 999 * compiled.TAKEN_CYCLES
+
+
+def test_inserts_from_memory_are_costed_as_blends():
+    inserts = [f"vpinsrd\t${k}, {4 * k}(%rsi,%rax,4), %xmm{r}, %xmm{r}" for r in range(4) for k in (1, 2, 3)]
+    blends = [x.replace("vpinsrd", "vpblendd") for x in inserts]
+    assert compiled.mca(inserts) == pytest.approx(compiled.mca(blends))
+    from_register = [f"vpinsrd\t$1, %eax, %xmm{r}, %xmm{r}" for r in range(4)]
+    assert compiled.INSERT_FROM_MEMORY.sub("x", from_register[0]) == from_register[0]  # left as it is
+
+
 def test_instrumented_ir_counts_every_block_after_its_phis_and_compiles():
     ll = """\
 target triple = "x86_64-pc-linux-gnu"

@@ -1,0 +1,102 @@
+"""Facts of this machine's CPU cores that the PoCL cost model (``benchmark/compiled.py``) relies on,
+measured with small assembly loops, next to what llvm-mca's model of the CPU says of the same code.
+
+* the core clock, from a chain of dependent integer adds (one per cycle on every x86 core): the clock
+  OpenCL reports (``Device.clock_mhz``) is the nominal one, the cores may run faster;
+* core cycles per taken branch, from a chain of jumps one cache line apart (the bound ``TAKEN_CYCLES``
+  that ``launch_cycles`` puts under llvm-mca for small loops);
+* 24 element inserts from memory (``vpinsrd``, ``vpinsrq``: how LLVM gathers a strided read across
+  work-items) into 8 registers: core cycles measured, llvm-mca's cycles for the same instructions, and
+  llvm-mca's cycles with the inserts written as blends from memory (``vpblendd``), as ``compiled.mca``
+  hands them to llvm-mca.
+
+Each loop runs 2-10 million times; the figure is the median of 5 runs. Needs a C compiler (``cc``,
+``gcc`` or ``clang``) and llvm-mca.
+
+    .venv/bin/python bench/cpu_core_facts.py
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HARNESS = r"""
+#include <stdio.h>
+#include <time.h>
+int A[4096];
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+int main(void) {
+    long n = %(n)d;
+    double t0 = now();
+    for (long i = 0; i < n; i++) {
+        __asm__ volatile(%(body)s :: "S"(A) : "rax", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
+                         "xmm6", "xmm7", "memory", "cc");
+    }
+    printf("%%.6f\n", (now() - t0) * 1e9 / n);  /* ns per pass */
+    return 0;
+}
+"""
+
+
+def asm_string(lines: list[str]) -> str:
+    return "\n".join('"' + x.replace("%", "%%") + '\\n"' for x in lines)
+
+
+def ns_per_pass(cc: str, folder: Path, name: str, lines: list[str], n: int) -> float:
+    src, exe = folder / f"{name}.c", folder / name
+    src.write_text(HARNESS % {"n": n, "body": asm_string(lines)})
+    subprocess.run([cc, "-O2", "-o", str(exe), str(src)], check=True, capture_output=True)
+    return statistics.median(float(subprocess.run([str(exe)], check=True, capture_output=True,
+                                                  text=True).stdout) for _ in range(5))
+
+
+def inserts(op: str) -> list[str]:
+    mov = "vmovd" if op == "vpinsrd" else "vmovq"
+    out = []
+    for r in range(8):
+        out.append(f"{mov} {64 * r}(%rsi), %xmm{r}")
+        out += [f"{op} ${k if op == 'vpinsrd' else 1}, {64 * r + 4 * k}(%rsi), %xmm{r}, %xmm{r}"
+                for k in (1, 2, 3)]
+    return out
+
+
+def main() -> int:
+    from clperf.benchmark import compiled
+
+    cc = next((c for c in ("cc", "gcc", "clang", "clang-15") if shutil.which(c)), None)
+    if cc is None or compiled._tool(compiled.MCA) is None:
+        print("needs a C compiler and llvm-mca", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory() as d:
+        folder = Path(d)
+        adds = ns_per_pass(cc, folder, "adds", ["add $1, %rax"] * 256, 2_000_000)
+        ghz = 256 / adds
+        print(f"core clock: {1000 * ghz:.0f} MHz (256 dependent adds in {adds:.1f} ns)")
+        jumps = ns_per_pass(cc, folder, "jumps", ["jmp 1f", ".p2align 6", "1:"] * 64, 2_000_000)
+        print(f"taken branches: {jumps * ghz / 65:.2f} core cycles each (64 jumps a cache line apart and "
+              f"the loop's own; compiled.TAKEN_CYCLES = {compiled.TAKEN_CYCLES})")
+        for op in ("vpinsrd", "vpinsrq"):
+            lines = inserts(op)
+            real = ns_per_pass(cc, folder, op, lines, 5_000_000) * ghz
+            as_is = _mca_raw(compiled, lines)
+            print(f"{op} from memory, 24 inserts + 8 loads into 8 registers: {real:.1f} core cycles "
+                  f"measured, llvm-mca {as_is:.1f} as written, {compiled.mca(lines):.1f} as blends")
+    return 0
+
+
+def _mca_raw(compiled, lines: list[str]) -> float:  # noqa: ANN001
+    import re
+
+    out = compiled._run(compiled._tool(compiled.MCA) or "", "-mcpu=native", "-iterations=200",
+                        stdin="\n".join(lines))
+    m = re.search(r"Total Cycles:\s*(\d+)", out)
+    return int(m.group(1)) / 200 if m else float("nan")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
