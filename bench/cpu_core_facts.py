@@ -29,7 +29,9 @@ HARNESS = r"""
 #include <stdio.h>
 #include <time.h>
 int A[4096];
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+static double now(void) {
+    struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec;
+}
 int main(void) {
     long n = %(n)d;
     double t0 = now();

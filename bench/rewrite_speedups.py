@@ -62,6 +62,7 @@ BENCH = {
     "horner8": "--global S --local 256 --arg x=S --arg c=8 --arg y=S",
     "rowsum10": "--global S/4 --local 256 --arg a=S/4*10 --arg out=S/4 --fill a=range:-50:50",
     "outside": "--global S --local 256 --arg v=S --arg out=S",
+    "nested": "--global S --local 256 --arg rows=6 --arg m=S*5+7680 --arg out=S --fill m=range:0:10",
 }
 SIZES = {"small": (1 << 20, 1024), "medium": (1 << 22, 2048), "large": (1 << 24, 4096)}
 

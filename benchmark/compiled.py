@@ -446,7 +446,7 @@ def taken_branches(code: list[Block], runs: dict[str, int]) -> dict[str, float]:
     preds: dict[str, list[str]] = {label: [] for label in labels}
     for i, b in enumerate(code):
         js = [(x.split()[0], x.split()[-1]) for x in b.instructions if x.split()[0].startswith("j")]
-        ends = any(op == "jmp" for op, _t in js) or any(x.split()[0].startswith("ret") for x in b.instructions)
+        ends = any(x.split()[0] == "jmp" or x.split()[0].startswith("ret") for x in b.instructions)
         jumps[b.label] = js
         falls[b.label] = labels[i + 1] if not ends and i + 1 < len(labels) else None
         for target in [t for _op, t in js if t in preds] + ([falls[b.label]] if falls[b.label] else []):
