@@ -5,9 +5,11 @@ One measured record per corpus family (``benchmark/corpus/families``) and per 30
 at random (``--seed``) from ``data/pocl`` among those that took 0.3-30 ms, is predicted twice by
 ``predictor/rewrites/speedup_model.roofline_for``: with the SIMD and barrier guesses of the device profile,
 and with PoCL's own code counted in a run of the record's scenario and costed by llvm-mca
-(``benchmark/compiled.py``). Both are compared with the record's measured median time (measured on this
-machine's PoCL when the dataset was collected). Prints one line per kernel and the summary; ``--out``
-writes the report as markdown. About 5 s per kernel.
+(``benchmark/compiled.py``). Both are compared with the kernel's median time measured now, on this
+machine's PoCL (``--recorded``: the record's own median instead; many records of ``data/pocl`` were taken
+while the machine was busy, up to 5x slower than the same launch on the quiet machine, see
+docs/benchmark.md). Prints one line per kernel and the summary; ``--out`` writes the report as markdown
+and ``--times`` the measured times as JSON. About 8 s per kernel.
 
     .venv/bin/python bench/pocl_code_times.py --out reports/pocl_code_times.md
 """
@@ -54,10 +56,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--generated", type=int, default=30, help="generated kernels besides one per family")
     ap.add_argument("--out", type=Path, help="write the report (markdown) here")
+    ap.add_argument("--times", type=Path, help="write the measured times (JSON: file:kernel -> ms) here")
+    ap.add_argument("--recorded", action="store_true",
+                    help="compare with the records' medians instead of measuring now")
     ns = ap.parse_args(argv)
 
     from clperf.benchmark import compiled
     from clperf.benchmark.devices import select
+    from clperf.benchmark.runner import benchmark
+    from clperf.benchmark.timing import Policy
     from clperf.predictor.report import analyze_text
     from clperf.predictor.rewrites import speedup_model
 
@@ -65,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
     device = select("Portable Computing Language")
     lines, guessed, counted = [], [], []
+    times: dict[str, dict[str, float]] = {}
     for r, text in records(ns.seed, ns.generated):
         name, opts, sc = r["kernel"], r.get("build_options") or "", Scenario.from_json(r["scenario"])
         k = analyze_text(text, None, opts).kernel(name)
@@ -76,6 +84,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: no counted code", file=sys.stderr)
             continue
         m = float(r["median_ms"])
+        if not ns.recorded:
+            now = benchmark(text, name, sc, device, build_options=opts, policy=Policy.named("interactive"),
+                            timeout_s=120)
+            if now.status != "ok" or not now.median_ms:
+                print(f"{name}: not measured ({now.status})", file=sys.stderr)
+                continue
+            m = now.median_ms
+            times[f"{r['file']}:{name}"] = {"measured_ms": m, "recorded_ms": float(r["median_ms"])}
         g = speedup_model.roofline_for(k, sc, device).time_ms
         c = speedup_model.roofline_for(k, sc, device, code).time_ms
         guessed.append(g / m)
@@ -86,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     args = " ".join(argv if argv is not None else sys.argv[1:])
     head = ["# PoCL times of corpus kernels: the speedup model with and without PoCL's counted code", "",
             f"Command: `python bench/pocl_code_times.py {args}`; device `{device.name}`; measured times "
-            "from `data/pocl`.", "",
+            + ("from the records of `data/pocl`." if ns.recorded else
+               "measured now (`interactive` policy); kernels and scenarios from `data/pocl`."), "",
             "| file | kernel | measured ms | guesses ms (ratio) | counted code ms (ratio) |",
             "|---|---|---:|---:|---:|"]
     tail = ["", f"- kernels: {len(counted)}",
@@ -95,6 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(tail))
     if ns.out:
         ns.out.write_text("\n".join(head + lines + tail) + "\n")
+    if ns.times:
+        import json
+
+        ns.times.write_text(json.dumps(times, indent=1))
     return 0
 
 
