@@ -5,6 +5,8 @@ measured with small assembly loops, next to what llvm-mca's model of the CPU say
   OpenCL reports (``Device.clock_mhz``) is the nominal one, the cores may run faster;
 * core cycles per taken branch, from a chain of jumps one cache line apart (the bound ``TAKEN_CYCLES``
   that ``launch_cycles`` puts under llvm-mca for small loops);
+* core cycles per atomic read-modify-write (``lock xadd`` to 8 lines in L1, no other core touching
+  them: ``LOCKED_CYCLES``);
 * 24 element inserts from memory (``vpinsrd``, ``vpinsrq``: how LLVM gathers a strided read across
   work-items) into 8 registers: core cycles measured, llvm-mca's cycles for the same instructions, and
   llvm-mca's cycles with the inserts written as blends from memory (``vpblendd``), as ``compiled.mca``
@@ -82,6 +84,11 @@ def main() -> int:
         jumps = ns_per_pass(cc, folder, "jumps", ["jmp 1f", ".p2align 6", "1:"] * 64, 2_000_000)
         print(f"taken branches: {jumps * ghz / 65:.2f} core cycles each (64 jumps a cache line apart and "
               f"the loop's own; compiled.TAKEN_CYCLES = {compiled.TAKEN_CYCLES})")
+        locked = [f"lock xaddl %eax, {64 * i}(%rsi)" for i in range(8)]
+        xadd = ns_per_pass(cc, folder, "locked", locked, 2_000_000) * ghz / 8
+        print(f"atomic read-modify-write (lock xadd, 8 cache lines, one core): {xadd:.1f} core cycles each, "
+              f"llvm-mca {_mca_raw(compiled, locked) / 8:.1f} (compiled.LOCKED_CYCLES = "
+              f"{compiled.LOCKED_CYCLES})")
         for op in ("vpinsrd", "vpinsrq"):
             lines = inserts(op)
             real = ns_per_pass(cc, folder, op, lines, 5_000_000) * ghz

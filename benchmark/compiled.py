@@ -25,10 +25,13 @@ speedup_model.py``) costs PoCL's own code, in three steps:
    (``launch_cycles``), in the work-group function and in every function it called. Jumps are left
    out (llvm-mca does not follow them; fused with their compare they cost little), but a pass costs at
    least one cycle per jump it takes (``TAKEN_CYCLES``: the front end follows one taken branch per
-   cycle), which bounds small loops of a few instructions. Cache misses are not modelled.
+   cycle), which bounds small loops of a few instructions, and at least ``LOCKED_CYCLES`` per atomic
+   read-modify-write (``lock``-prefixed: llvm-mca costs them at 3-5 cycles). Cache misses, and the
+   contention of two cores updating one cache line, are not modelled.
 
-Two facts of this CPU (AMD Zen 3) that llvm-mca's model gets wrong are measured by
-``bench/cpu_core_facts.py`` and corrected: one taken branch per core cycle, and an element insert from
+Three facts of this CPU (AMD Zen 3) that llvm-mca's model gets wrong are measured by
+``bench/cpu_core_facts.py`` and corrected: one taken branch per core cycle, 8 cycles per atomic
+read-modify-write, and an element insert from
 memory (``vpinsrd``/``vpinsrq``: how LLVM gathers a strided read across work-items) that llvm-mca costs
 at 1.5 cycles of throughput where the core needs 0.5, like a blend from memory (``vpblendd``), which
 llvm-mca costs right and which takes its place in llvm-mca's input.
@@ -72,6 +75,7 @@ MCA = ("llvm-mca-19", "llvm-mca-15", "llvm-mca")
 CAP = 3000  # instructions of K loop passes handed to llvm-mca at once
 MAX_PASSES = 8  # K: enough passes that a block run every other pass counts as half
 TAKEN_CYCLES = 1.0  # core cycles per taken branch (bench/cpu_core_facts.py: 1.0 on this Zen 3)
+LOCKED_CYCLES = 8.0  # core cycles per atomic read-modify-write, uncontended (cpu_core_facts.py: 8.0)
 INSERT_FROM_MEMORY = re.compile(r"^vpinsr[dq](\s+\$\d+,\s*[^,%]*\()")  # vpinsrd $k, 8(%rax), ...
 BACKGROUND_RUNS = 4  # costings at once for callers with a wait budget: one code action's versions
 ONCE = Policy(warmup=0, min_repetitions=1, max_repetitions=1, min_total_ms=0.0, stable_rel=None, batch=1)
@@ -413,10 +417,11 @@ def launch_cycles(code: list[Block], counts: dict[str, int],
         return out
 
     taken = taken_branches(code, runs)
+    locked = {b.label: float(runs[b.label] * sum(map(is_locked, b.instructions))) for b in code}
 
-    def taken_per_pass(h: str | None, whole: bool) -> float:
+    def per_pass(events: dict[str, float], h: str | None, whole: bool) -> float:
         def total(x: str | None) -> float:
-            return (sum(taken[b.label] for b in own[x])
+            return (sum(events[b.label] for b in own[x])
                     + (sum(total(c) for c in children[x]) if whole else 0.0))
         return total(h) / max(1, passes[h])
 
@@ -427,12 +432,18 @@ def launch_cycles(code: list[Block], counts: dict[str, int],
         whole = size(h) <= CAP
         body = size(h) if whole else sum(len(b.instructions) * runs[b.label] for b in own[h]) / passes[h]
         k = max(1, min(MAX_PASSES, int(CAP // max(1.0, body))))
-        per = max(mca(sequence(h, k, inner=whole)) / k, TAKEN_CYCLES * taken_per_pass(h, whole))
+        per = max(mca(sequence(h, k, inner=whole)) / k, TAKEN_CYCLES * per_pass(taken, h, whole),
+                  LOCKED_CYCLES * per_pass(locked, h, whole))
         notes.append(f"{name}: {passes[h]} passes, {per:.3g} cycles each"
                      + ("" if whole else " without its inner loops"))
         return passes[h] * per + (0.0 if whole else sum(cost(c) for c in children[h]))
 
     return cost(None), notes
+
+
+def is_locked(instruction: str) -> bool:
+    """An atomic read-modify-write: a ``lock`` prefix, or ``xchg`` with memory (locked implicitly)."""
+    return instruction.startswith("lock") or (instruction.startswith("xchg") and "(" in instruction)
 
 
 def taken_branches(code: list[Block], runs: dict[str, int]) -> dict[str, float]:

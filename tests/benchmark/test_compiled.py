@@ -267,6 +267,30 @@ def test_a_loop_pass_costs_at_least_a_cycle_per_taken_branch():
     assert cycles >= 999 * compiled.TAKEN_CYCLES
 
 
+LOCKED_LOOP = """\
+f:
+# %bb.0:
+\txorl\t%ecx, %ecx
+.LBB3_1:                                # %loop
+                                        # =>This Inner Loop Header: Depth=1
+\tlock\t\txaddl\t%eax, (%rsi,%rcx,4)
+\tincq\t%rcx
+\tcmpq\t%rcx, %rdx
+\tjne\t.LBB3_1
+# %bb.2:                                # %exit
+\tretq
+.Lfunc_end3:
+"""
+
+
+def test_an_atomic_read_modify_write_costs_at_least_its_measured_cycles():
+    code = compiled.blocks(LOCKED_LOOP, "f")
+    assert [compiled.is_locked(i) for i in code[1].instructions] == [True, False, False, False]
+    assert compiled.is_locked("xchgl\t%eax, (%rdi)") and not compiled.is_locked("xchgl\t%eax, %ebx")
+    cycles, _notes = compiled.launch_cycles(code, {"<entry>": 1, "loop": 1000, "exit": 1})
+    assert cycles >= 1000 * compiled.LOCKED_CYCLES  # llvm-mca alone: about 5 per lock xadd
+
+
 def test_inserts_from_memory_are_costed_as_blends():
     inserts = [f"vpinsrd\t${k}, {4 * k}(%rsi,%rax,4), %xmm{r}, %xmm{r}" for r in range(4) for k in (1, 2, 3)]
     blends = [x.replace("vpinsrd", "vpblendd") for x in inserts]
