@@ -31,10 +31,10 @@ speedup_model.py``) costs PoCL's own code, in three steps:
 
 Three facts of this CPU (AMD Zen 3) that llvm-mca's model gets wrong are measured by
 ``bench/cpu_core_facts.py`` and corrected: one taken branch per core cycle, 8 cycles per atomic
-read-modify-write, and an element insert from
-memory (``vpinsrd``/``vpinsrq``: how LLVM gathers a strided read across work-items) that llvm-mca costs
-at 1.5 cycles of throughput where the core needs 0.5, like a blend from memory (``vpblendd``), which
-llvm-mca costs right and which takes its place in llvm-mca's input.
+read-modify-write, and an element insert from memory (``vpinsrd``/``vpinsrq``: how LLVM gathers a
+strided read across work-items) that llvm-mca costs at 1.5 cycles of throughput where the core needs
+0.5, like a blend from memory (``vpblendd``), which llvm-mca costs right and which takes its place in
+llvm-mca's input.
 
 Only PoCL keeps its binaries where they can be read, so other devices get None, as do kernels whose code
 could not be built, counted (a crash, a timeout: the scenario runs once more, on one thread) or costed
@@ -457,18 +457,18 @@ def taken_branches(code: list[Block], runs: dict[str, int]) -> dict[str, float]:
     preds: dict[str, list[str]] = {label: [] for label in labels}
     for i, b in enumerate(code):
         js = [(x.split()[0], x.split()[-1]) for x in b.instructions if x.split()[0].startswith("j")]
-        ends = any(x.split()[0] == "jmp" or x.split()[0].startswith("ret") for x in b.instructions)
-        jumps[b.label] = js
-        falls[b.label] = labels[i + 1] if not ends and i + 1 < len(labels) else None
-        for target in [t for _op, t in js if t in preds] + ([falls[b.label]] if falls[b.label] else []):
-            preds[target].append(b.label)  # type: ignore[index]
+        ends = any(x.split()[0].startswith(("jmp", "ret")) for x in b.instructions)  # jmpq *%rax too
+        fall = labels[i + 1] if not ends and i + 1 < len(labels) else None
+        jumps[b.label], falls[b.label] = js, fall
+        for target in [t for _op, t in js if t in preds] + ([fall] if fall else []):
+            preds[target].append(b.label)
     out: dict[str, float] = {}
     for b in code:
         n = float(runs.get(b.label, 0))
         left, taken = n, 0.0
         fall = falls[b.label]
         for op, target in jumps[b.label]:
-            if op == "jmp":
+            if op.startswith("jmp"):
                 taken += left
                 break
             if target not in runs:
