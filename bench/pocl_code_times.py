@@ -8,10 +8,10 @@ and with PoCL's own code counted in a run of the record's scenario and costed by
 (``benchmark/compiled.py``). Both are compared with the kernel's median time measured now, on this
 machine's PoCL (``--recorded``: the record's own median instead; many records of ``data/pocl`` were taken
 while the machine was busy, up to 5x slower than the same launch on the quiet machine, see
-docs/benchmark.md). Prints one line per kernel and the summary; ``--out`` writes the report as markdown
+data/README.md). Prints one line per kernel and the summary; ``--out`` writes the report as markdown
 and ``--times`` the measured times as JSON. About 8 s per kernel.
 
-    .venv/bin/python bench/pocl_code_times.py --out reports/pocl_code_times.md
+    .venv/bin/python bench/pocl_code_times.py --out reports/pocl_code_times.md --times reports/pocl_code_times.json
 """
 
 from __future__ import annotations
@@ -101,9 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         print(lines[-1], flush=True)
     args = " ".join(argv if argv is not None else sys.argv[1:])
     head = ["# PoCL times of corpus kernels: the speedup model with and without PoCL's counted code", "",
-            f"Command: `python bench/pocl_code_times.py {args}`; device `{device.name}`; measured times "
-            + ("from the records of `data/pocl`." if ns.recorded else
-               "measured now (`interactive` policy); kernels and scenarios from `data/pocl`."), "",
+            f"Command: `python bench/pocl_code_times.py {args}`; device `{device.name}`; "
+            + ("measured times from the records of `data/pocl`." if ns.recorded else
+               "times measured when the report was written (`interactive` policy); kernels and "
+               "scenarios from `data/pocl`."), "",
             "| file | kernel | measured ms | guesses ms (ratio) | counted code ms (ratio) |",
             "|---|---|---:|---:|---:|"]
     tail = ["", f"- kernels: {len(counted)}",
