@@ -11,7 +11,8 @@ while the machine was busy, up to 5x slower than the same launch on the quiet ma
 data/README.md). Prints one line per kernel and the summary; ``--out`` writes the report as markdown
 and ``--times`` the measured times as JSON. About 8 s per kernel.
 
-    .venv/bin/python bench/pocl_code_times.py --out reports/pocl_code_times.md --times reports/pocl_code_times.json
+    .venv/bin/python bench/pocl_code_times.py --out reports/pocl_code_times.md \
+        --times reports/pocl_code_times.json
 """
 
 from __future__ import annotations
