@@ -12,7 +12,7 @@ measured with small assembly loops, next to what llvm-mca's model of the CPU say
   llvm-mca's cycles with the inserts written as blends from memory (``vpblendd``), as ``compiled.mca``
   hands them to llvm-mca.
 
-Each loop runs 2-10 million times; the figure is the median of 5 runs. Needs a C compiler (``cc``,
+Each loop runs 2-5 million times; the figure is the median of 5 runs. Needs a C compiler (``cc``,
 ``gcc`` or ``clang``) and llvm-mca.
 
     .venv/bin/python bench/cpu_core_facts.py
@@ -86,25 +86,17 @@ def main() -> int:
               f"the loop's own; compiled.TAKEN_CYCLES = {compiled.TAKEN_CYCLES})")
         locked = [f"lock xaddl %eax, {64 * i}(%rsi)" for i in range(8)]
         xadd = ns_per_pass(cc, folder, "locked", locked, 2_000_000) * ghz / 8
+        xadd_mca = compiled.mca_text("\n".join(locked)) / 8
         print(f"atomic read-modify-write (lock xadd, 8 cache lines, one core): {xadd:.1f} core cycles each, "
-              f"llvm-mca {_mca_raw(compiled, locked) / 8:.1f} (compiled.LOCKED_CYCLES = "
+              f"llvm-mca {xadd_mca:.1f} (compiled.LOCKED_CYCLES = "
               f"{compiled.LOCKED_CYCLES})")
         for op in ("vpinsrd", "vpinsrq"):
             lines = inserts(op)
             real = ns_per_pass(cc, folder, op, lines, 5_000_000) * ghz
-            as_is = _mca_raw(compiled, lines)
+            as_is = compiled.mca_text("\n".join(lines))
             print(f"{op} from memory, 24 inserts + 8 loads into 8 registers: {real:.1f} core cycles "
                   f"measured, llvm-mca {as_is:.1f} as written, {compiled.mca(lines):.1f} as blends")
     return 0
-
-
-def _mca_raw(compiled, lines: list[str]) -> float:  # noqa: ANN001
-    import re
-
-    out = compiled._run(compiled._tool(compiled.MCA) or "", "-mcpu=native", "-iterations=200",
-                        stdin="\n".join(lines))
-    m = re.search(r"Total Cycles:\s*(\d+)", out)
-    return int(m.group(1)) / 200 if m else float("nan")
 
 
 if __name__ == "__main__":

@@ -505,10 +505,16 @@ def mca(instructions: list[str]) -> float:
     if not text:
         return 0.0
     if text not in _mca_cache:
-        n = max(10, min(200, 20000 // max(1, text.count("\n") + 1)))
-        out = _run(_tool(MCA) or "", "-mcpu=native", f"-iterations={n}", stdin=text)
-        m = re.search(r"Total Cycles:\s*(\d+)", out)
-        if not m:
-            raise ValueError("llvm-mca printed no cycle count")
-        _mca_cache[text] = int(m.group(1)) / n
+        _mca_cache[text] = mca_text(text)
     return _mca_cache[text]
+
+
+def mca_text(text: str) -> float:
+    """llvm-mca's cycles per pass of the assembly ``text`` as it is (no instruction left out or
+    rewritten), over enough passes to reach a steady state."""
+    n = max(10, min(200, 20000 // max(1, text.count("\n") + 1)))
+    out = _run(_tool(MCA) or "", "-mcpu=native", f"-iterations={n}", stdin=text)
+    m = re.search(r"Total Cycles:\s*(\d+)", out)
+    if not m:
+        raise ValueError("llvm-mca printed no cycle count")
+    return int(m.group(1)) / n
