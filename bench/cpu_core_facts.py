@@ -7,6 +7,8 @@ measured with small assembly loops, next to what llvm-mca's model of the CPU say
   that ``launch_cycles`` puts under llvm-mca for small loops);
 * core cycles per atomic read-modify-write (``lock xadd`` to 8 lines in L1, no other core touching
   them: ``LOCKED_CYCLES``);
+* core cycles per integer division (8, 16, 32 and 64 bits; independent divisions, small quotients:
+  ``DIVIDE_CYCLES``), which llvm-mca costs at more than twice that;
 * 24 element inserts from memory (``vpinsrd``, ``vpinsrq``: how LLVM gathers a strided read across
   work-items) into 8 registers: core cycles measured, llvm-mca's cycles for the same instructions, and
   llvm-mca's cycles with the inserts written as blends from memory (``vpblendd``), as ``compiled.mca``
@@ -38,8 +40,8 @@ int main(void) {
     long n = %(n)d;
     double t0 = now();
     for (long i = 0; i < n; i++) {
-        __asm__ volatile(%(body)s :: "S"(A) : "rax", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
-                         "xmm6", "xmm7", "memory", "cc");
+        __asm__ volatile(%(body)s :: "S"(A) : "rax", "rcx", "rdx", "xmm0", "xmm1", "xmm2", "xmm3",
+                         "xmm4", "xmm5", "xmm6", "xmm7", "memory", "cc");
     }
     printf("%%.6f\n", (now() - t0) * 1e9 / n);  /* ns per pass */
     return 0;
@@ -90,6 +92,15 @@ def main() -> int:
         print(f"atomic read-modify-write (lock xadd, 8 cache lines, one core): {xadd:.1f} core cycles each, "
               f"llvm-mca {xadd_mca:.1f} (compiled.LOCKED_CYCLES = "
               f"{compiled.LOCKED_CYCLES})")
+        for size, setup in (("b", ["mov $100, %eax"]), ("w", ["mov $1000, %eax", "xor %edx, %edx"]),
+                            ("l", ["mov $1000000, %eax", "xor %edx, %edx"]),
+                            ("q", ["mov $1000000, %rax", "xor %edx, %edx"])):
+            divisor = {"b": "%cl", "w": "%cx", "l": "%ecx", "q": "%rcx"}[size]
+            lines = ["mov $7, %ecx"] + (setup + [f"idiv{size} {divisor}"]) * 32
+            real = ns_per_pass(cc, folder, f"div{size}", lines, 200_000) * ghz / 32
+            print(f"integer division idiv{size} (32 independent, small quotients): {real:.1f} core cycles "
+                  f"each, llvm-mca {compiled.mca_text(chr(10).join(lines)) / 32:.1f} "
+                  f"(compiled.DIVIDE_CYCLES = {compiled.DIVIDE_CYCLES[size]})")
         for op in ("vpinsrd", "vpinsrq"):
             lines = inserts(op)
             real = ns_per_pass(cc, folder, op, lines, 5_000_000) * ghz

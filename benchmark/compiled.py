@@ -25,16 +25,20 @@ speedup_model.py``) costs PoCL's own code, in three steps:
    (``launch_cycles``), in the work-group function and in every function it called. Jumps are left
    out (llvm-mca does not follow them; fused with their compare they cost little), but a pass costs at
    least one cycle per jump it takes (``TAKEN_CYCLES``: the front end follows one taken branch per
-   cycle), which bounds small loops of a few instructions, and at least ``LOCKED_CYCLES`` per atomic
-   read-modify-write (``lock``-prefixed: llvm-mca costs them at 3-5 cycles). Cache misses, and the
+   cycle), which bounds small loops of a few instructions, at least ``LOCKED_CYCLES`` per atomic
+   read-modify-write (``lock``-prefixed: llvm-mca costs them at 3-5 cycles) and at least the divider's
+   cycles for its integer divisions (``DIVIDE_CYCLES``). Cache misses, and the
    contention of two cores updating one cache line, are not modelled.
 
-Three facts of this CPU (AMD Zen 3) that llvm-mca's model gets wrong are measured by
-``bench/cpu_core_facts.py`` and corrected: one taken branch per core cycle, 8 cycles per atomic
-read-modify-write, and an element insert from memory (``vpinsrd``/``vpinsrq``: how LLVM gathers a
-strided read across work-items) that llvm-mca costs at 1.5 cycles of throughput where the core needs
-0.5, like a blend from memory (``vpblendd``), which llvm-mca costs right and which takes its place in
-llvm-mca's input.
+Four facts of this CPU (AMD Zen 3) that llvm-mca's model gets wrong are measured by
+``bench/cpu_core_facts.py`` and corrected: one taken branch per core cycle; 8 cycles per atomic
+read-modify-write; an integer division in 4 (8 and 16 bits), 6 (32) or 7 (64) cycles, one at a time, where
+llvm-mca says 10-17 (index arithmetic with ``%`` or ``/`` by a run-time value, common in kernels, was
+costed at twice its time): llvm-mca is given two multiplies in its place, which keep its dependencies, and
+a pass costs at least the divider's cycles (``DIVIDE_CYCLES``); and an element insert from memory
+(``vpinsrd``/``vpinsrq``: how LLVM gathers a strided read across work-items) that llvm-mca costs at 1.5
+cycles of throughput where the core needs 0.5, like a blend from memory (``vpblendd``), which llvm-mca
+costs right and which takes its place in llvm-mca's input (``for_mca``).
 
 Only PoCL keeps its binaries where they can be read, so other devices get None, as do kernels whose code
 could not be built, counted (a crash, a timeout: the scenario runs once more, on one thread) or costed
@@ -77,6 +81,10 @@ MAX_PASSES = 8  # K: enough passes that a block run every other pass counts as h
 TAKEN_CYCLES = 1.0  # core cycles per taken branch (bench/cpu_core_facts.py: 1.0 on this Zen 3)
 LOCKED_CYCLES = 8.0  # core cycles per atomic read-modify-write, uncontended (cpu_core_facts.py: 8.0)
 INSERT_FROM_MEMORY = re.compile(r"^vpinsr[dq](\s+\$\d+,\s*[^,%]*\()")  # vpinsrd $k, 8(%rax), ...
+# core cycles per integer division by operand size: the divider takes one at a time, each in about its
+# latency (cpu_core_facts.py: 4.0 for 8 and 16 bits, 6.0 for 32, 7.1 for 64; llvm-mca: 10, 11, 13, 17)
+DIVIDE_CYCLES = {"b": 4.0, "w": 4.0, "l": 6.0, "q": 7.0}
+DIVISION = re.compile(r"^i?div([bwlq])\s+(\S+)$")  # idivl %ecx, divq 8(%rsp), ...
 BACKGROUND_RUNS = 4  # costings at once for callers with a wait budget: one code action's versions
 ONCE = Policy(warmup=0, min_repetitions=1, max_repetitions=1, min_total_ms=0.0, stable_rel=None, batch=1)
 LABEL = re.compile(r"^(\.LBB\d+_\d+|# %bb\.\d+):\s*(?:#\s*%(\S+))?")
@@ -418,6 +426,7 @@ def launch_cycles(code: list[Block], counts: dict[str, int],
 
     taken = taken_branches(code, runs)
     locked = {b.label: float(runs[b.label] * sum(map(is_locked, b.instructions))) for b in code}
+    divides = {b.label: runs[b.label] * sum(map(divide_cycles, b.instructions)) for b in code}
 
     def per_pass(events: dict[str, float], h: str | None, whole: bool) -> float:
         def total(x: str | None) -> float:
@@ -433,7 +442,7 @@ def launch_cycles(code: list[Block], counts: dict[str, int],
         body = size(h) if whole else sum(len(b.instructions) * runs[b.label] for b in own[h]) / passes[h]
         k = max(1, min(MAX_PASSES, int(CAP // max(1.0, body))))
         per = max(mca(sequence(h, k, inner=whole)) / k, TAKEN_CYCLES * per_pass(taken, h, whole),
-                  LOCKED_CYCLES * per_pass(locked, h, whole))
+                  LOCKED_CYCLES * per_pass(locked, h, whole), per_pass(divides, h, whole))
         notes.append(f"{name}: {passes[h]} passes, {per:.3g} cycles each"
                      + ("" if whole else " without its inner loops"))
         return passes[h] * per + (0.0 if whole else sum(cost(c) for c in children[h]))
@@ -444,6 +453,29 @@ def launch_cycles(code: list[Block], counts: dict[str, int],
 def is_locked(instruction: str) -> bool:
     """An atomic read-modify-write: a ``lock`` prefix, or ``xchg`` with memory (locked implicitly)."""
     return instruction.startswith("lock") or (instruction.startswith("xchg") and "(" in instruction)
+
+
+def divide_cycles(instruction: str) -> float:
+    """Core cycles the divider is busy with ``instruction``: ``DIVIDE_CYCLES`` for an integer division,
+    else 0."""
+    m = DIVISION.match(instruction)
+    return DIVIDE_CYCLES[m.group(1)] if m else 0.0
+
+
+def for_mca(instruction: str) -> list[str]:
+    """``instruction`` as llvm-mca is given it, where its model of this CPU is measured wrong (see the
+    module's docstring): an insert from memory as a blend from memory; an integer division as two
+    multiplies, the quotient's (from the dividend and the divisor) and the remainder's (from the
+    quotient), which keep its dependencies and about its latency while the divider's throughput is
+    ``DIVIDE_CYCLES``' bound in ``launch_cycles``."""
+    m = DIVISION.match(instruction)
+    if m:
+        size, source = m.groups()
+        a, d = ("%rax", "%rdx") if size == "q" else ("%eax", "%edx")
+        op = "imulq" if size == "q" else "imull"
+        first = f"{op} {source}, {a}" if size in "lq" else f"{op} {a}, {a}"
+        return [first, f"{op} {a}, {d}"]
+    return [INSERT_FROM_MEMORY.sub(r"vpblendd\1", instruction)]
 
 
 def taken_branches(code: list[Block], runs: dict[str, int]) -> dict[str, float]:
@@ -500,8 +532,7 @@ def mca(instructions: list[str]) -> float:
     pushes and pops left out: llvm-mca does not follow them; inserts from memory costed as blends, see
     the module's docstring)."""
     skip = ("j", "nop", "ret", "call", "push", "pop")
-    text = "\n".join(INSERT_FROM_MEMORY.sub(r"vpblendd\1", i) for i in instructions
-                     if not i.split()[0].startswith(skip))
+    text = "\n".join(x for i in instructions if not i.split()[0].startswith(skip) for x in for_mca(i))
     if not text:
         return 0.0
     if text not in _mca_cache:
