@@ -9,6 +9,9 @@ measured with small assembly loops, next to what llvm-mca's model of the CPU say
   them: ``LOCKED_CYCLES``);
 * core cycles per integer division (8, 16, 32 and 64 bits; independent divisions, small quotients:
   ``DIVIDE_CYCLES``), which llvm-mca costs at more than twice that;
+* core cycles per line the L1 data cache refills from L2, from 32 reads 2 KB apart (a matrix column:
+  16 lines in each of 2 sets of 8 ways, so every read misses though the lines would fit) against 32
+  reads in 32 sets (``L1_FILL_CYCLES``);
 * 24 element inserts from memory (``vpinsrd``, ``vpinsrq``: how LLVM gathers a strided read across
   work-items) into 8 registers: core cycles measured, llvm-mca's cycles for the same instructions, and
   llvm-mca's cycles with the inserts written as blends from memory (``vpblendd``), as ``compiled.mca``
@@ -32,7 +35,7 @@ from pathlib import Path
 HARNESS = r"""
 #include <stdio.h>
 #include <time.h>
-int A[4096];
+int A[1 << 16];
 static double now(void) {
     struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec;
 }
@@ -101,6 +104,12 @@ def main() -> int:
             print(f"integer division idiv{size} (32 independent, small quotients): {real:.1f} core cycles "
                   f"each, llvm-mca {compiled.mca_text(chr(10).join(lines)) / 32:.1f} "
                   f"(compiled.DIVIDE_CYCLES = {compiled.DIVIDE_CYCLES[size]})")
+        hits = ns_per_pass(cc, folder, "rows", [f"movl {64 * k}(%rsi), %eax" for k in range(32)], 2_000_000)
+        column = ns_per_pass(cc, folder, "column", [f"movl {2048 * k}(%rsi), %eax" for k in range(32)],
+                             2_000_000)
+        print(f"L1 refills from L2: {(column - hits) * ghz / 32:.1f} core cycles each (32 reads 2 KB apart, "
+              f"16 lines in each of 2 sets of 8 ways, against 32 reads of 32 sets: {column * ghz:.0f} and "
+              f"{hits * ghz:.0f} cycles a pass; compiled.L1_FILL_CYCLES = {compiled.L1_FILL_CYCLES})")
         for op in ("vpinsrd", "vpinsrq"):
             lines = inserts(op)
             real = ns_per_pass(cc, folder, op, lines, 5_000_000) * ghz

@@ -27,8 +27,10 @@ speedup_model.py``) costs PoCL's own code, in three steps:
    least one cycle per jump it takes (``TAKEN_CYCLES``: the front end follows one taken branch per
    cycle), which bounds small loops of a few instructions, at least ``LOCKED_CYCLES`` per atomic
    read-modify-write (``lock``-prefixed: llvm-mca costs them at 3-5 cycles) and at least the divider's
-   cycles for its integer divisions (``DIVIDE_CYCLES``). Cache misses, and the
-   contention of two cores updating one cache line, are not modelled.
+   cycles for its integer divisions (``DIVIDE_CYCLES``). Cache misses are not in llvm-mca's cycles; the
+   speedup model bounds them by L1 refills (``conflict_misses``, ``L1_FILL_CYCLES``: reads down a column
+   of a matrix whose pitch is a power of two). The contention of two cores updating one cache line is
+   not modelled.
 
 Four facts of this CPU (AMD Zen 3) that llvm-mca's model gets wrong are measured by
 ``bench/cpu_core_facts.py`` and corrected: one taken branch per core cycle; 8 cycles per atomic
@@ -85,6 +87,7 @@ INSERT_FROM_MEMORY = re.compile(r"^vpinsr[dq](\s+\$\d+,\s*[^,%]*\()")  # vpinsrd
 # latency (cpu_core_facts.py: 4.0 for 8 and 16 bits, 6.0 for 32, 7.1 for 64; llvm-mca: 10, 11, 13, 17)
 DIVIDE_CYCLES = {"b": 4.0, "w": 4.0, "l": 6.0, "q": 7.0}
 DIVISION = re.compile(r"^i?div([bwlq])\s+(\S+)$")  # idivl %ecx, divq 8(%rsp), ...
+L1_FILL_CYCLES = 3.3  # core cycles per line the L1 data cache refills from L2 (cpu_core_facts.py: 3.3)
 BACKGROUND_RUNS = 4  # costings at once for callers with a wait budget: one code action's versions
 ONCE = Policy(warmup=0, min_repetitions=1, max_repetitions=1, min_total_ms=0.0, stable_rel=None, batch=1)
 LABEL = re.compile(r"^(\.LBB\d+_\d+|# %bb\.\d+):\s*(?:#\s*%(\S+))?")
@@ -453,6 +456,45 @@ def launch_cycles(code: list[Block], counts: dict[str, int],
 def is_locked(instruction: str) -> bool:
     """An atomic read-modify-write: a ``lock`` prefix, or ``xchg`` with memory (locked implicitly)."""
     return instruction.startswith("lock") or (instruction.startswith("xchg") and "(" in instruction)
+
+
+def l1_data_cache() -> tuple[int, int, int] | None:
+    """``(sets, ways, line bytes)`` of this CPU's level-1 data cache (Linux sysfs), or None."""
+    def read(index: Path, name: str) -> str:
+        return (index / name).read_text().strip()
+
+    for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            if read(index, "level") == "1" and read(index, "type") == "Data":
+                sets, ways, line = (int(read(index, f)) for f in
+                                    ("number_of_sets", "ways_of_associativity", "coherency_line_size"))
+                return sets, ways, line
+        except (OSError, ValueError):
+            return None
+    return None
+
+
+def conflict_misses(offsets: list[int], cache: tuple[int, int, int]) -> float:
+    """L1 misses of one work-item's reads and writes at byte ``offsets`` (from one base, in order), when
+    the work-item before it made the same pass (its neighbour touches the same lines: ``x + 4`` bytes), in
+    a cache of ``cache`` = (sets, ways, line bytes) with LRU replacement. A column of a matrix with a
+    power-of-two pitch maps all its lines to a few sets: more lines than ways in one set and every read
+    misses, though the lines would all fit in the cache."""
+    sets, ways, line = cache
+    held: dict[int, list[int]] = {}
+    misses = 0
+    for rep in range(2):
+        for offset in offsets:
+            tag = offset // line
+            way = held.setdefault(tag % sets, [])
+            if tag in way:
+                way.remove(tag)
+            else:
+                misses += rep
+                if len(way) >= ways:
+                    way.pop(0)
+            way.append(tag)
+    return float(misses)
 
 
 def divide_cycles(instruction: str) -> float:

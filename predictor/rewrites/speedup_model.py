@@ -22,7 +22,9 @@ come from) change the roofline's inputs here, and only here: ``estimate`` and th
   run of the scenario counts, costed by llvm-mca (LLVM's scheduling model of the host CPU). Its cycles
   replace the roofline's compute time, and the SIMD and barrier guesses with it: vector or scalar code,
   masked loads and stores, unswitched loops, remainder loops, the loops a barrier splits the kernel
-  into, are all in that code.
+  into, are all in that code. llvm-mca takes every read as an L1 hit: reads that cannot stay in this
+  CPU's L1 cache because their lines map to too few of its sets (a matrix column with a power-of-two
+  pitch: ``refill_cycles``) bound the launch's cycles by their refills, which the rest overlaps.
 * **Barriers on a CPU** (``barrier_item_ns``). A CPU runtime runs each region between barriers as a loop
   over the work-items of its own and keeps the values live across the barrier in per-work-item arrays:
   each barrier adds a fixed time per work-item (``bench/barrier_cost.py`` measures it), which a ``__local``
@@ -34,7 +36,9 @@ come from) change the roofline's inputs here, and only here: ``estimate`` and th
 
 from __future__ import annotations
 
+import itertools
 import logging
+import math
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -93,6 +97,51 @@ def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_o
         return None
 
 
+REFILL_PASS_LIMIT = 1 << 14  # reads and writes of one work-item's loops that refill_cycles follows
+
+
+def refill_cycles(kernel: Any, scenario: Scenario) -> float:
+    """Core cycles of L1 refills in the launch that llvm-mca does not see in PoCL's code (it takes every
+    read as an L1 hit): one work-item's reads and writes of one buffer in one loop nest, followed in order
+    through this CPU's L1 cache (``compiled.conflict_misses``), miss when their lines map to too few sets
+    to stay there (a column of a matrix with a power-of-two pitch, also when unrolled into several
+    reads), at ``compiled.L1_FILL_CYCLES`` each, for every work-item. Byte offsets come from the
+    analysis (each access's polynomial in the loop counters ``it:<loop>`` and the arguments) at the
+    scenario's arguments and work-item 0; a nest whose offsets or trip counts are not known there, or
+    longer than ``REFILL_PASS_LIMIT`` accesses, is left out."""
+    try:
+        from clperf.benchmark import compiled
+    except ImportError:  # the benchmark side is optional at estimate time
+        return 0.0
+    cache = compiled.l1_data_cache()
+    if cache is None:
+        return 0.0
+    from clperf.predictor.analysis import poly
+
+    args = rl.count_args(scenario)
+    values = {f"arg:{k}": float(v) for k, v in args.items()}
+    nests: dict[tuple[Any, tuple[int, ...]], list[Any]] = {}
+    for a in getattr(kernel, "accesses", ()):
+        if a.address_space == "global" and a.loops and getattr(a, "offset", None):
+            nests.setdefault((a.param, tuple(a.loops)), []).append(poly.thaw(a.offset))
+    refills = 0.0
+    for (_param, loops), offsets in nests.items():
+        trips = [kernel.loops[i].trips_for(args) for i in loops]
+        if any(n is None or n < 1 for n in trips) or math.prod(trips) * len(offsets) > REFILL_PASS_LIMIT:
+            continue
+        first = {s: 0.0 for p in offsets for s in poly.symbols(p) if s.startswith(("gid", "lid"))}
+        sequence: list[int] = []
+        for counters in itertools.product(*(range(n) for n in trips)):
+            at = {**values, **first, **{f"it:{i}": float(c) for i, c in zip(loops, counters, strict=True)}}
+            known = [poly.evaluate(p, at) for p in offsets]
+            if None in known:
+                break
+            sequence += [int(x) for x in known if x is not None]
+        else:
+            refills += compiled.conflict_misses(sequence, cache) * scenario.work_items
+    return refills * compiled.L1_FILL_CYCLES
+
+
 def roofline_for(kernel: Any, scenario: Scenario, device: Device, code: Any = None) -> rl.Roofline:
     """The roofline of ``kernel`` (already ``as_compiled``) with the device's compute facts applied, or,
     when ``code`` (``cpu_code``) is known, with the cycles of PoCL's own code as its compute time."""
@@ -101,7 +150,8 @@ def roofline_for(kernel: Any, scenario: Scenario, device: Device, code: Any = No
     t = rl.traffic(kernel, scenario, device.type)
     t = replace(t, int_ops=t.int_ops + (facts.int_div_ops - 1.0) * t.int_divs)  # a division as its ops
     if code is not None and device.clock_mhz:
-        compute_ms = code.cycles / (max(1, device.compute_units) * device.clock_mhz * 1e3)
+        cycles = max(code.cycles, refill_cycles(kernel, scenario))  # refills overlap the rest
+        compute_ms = cycles / (max(1, device.compute_units) * device.clock_mhz * 1e3)
         return rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured,
                            compute_ms=compute_ms)
     lanes = float(facts.loop_free_simd_lanes)

@@ -132,6 +132,47 @@ def test_pocls_own_code_replaces_the_compute_guess() -> None:
     assert speedup_model.cpu_code(HORNER, "horner", sc, pocl) is None
 
 
+# C = A B with a constant inner dimension: B is read down a column, N floats apart
+COLUMN = """
+#define K 32
+__kernel void mm(__global const float* A, __global const float* B, __global float* C, int N) {
+    int col = get_global_id(0);
+    int row = get_global_id(1);
+    float acc = 0.0f;
+    for (int k = 0; k < K; k++) {
+        acc += A[row * K + k] * B[k * N + col];
+    }
+    C[row * N + col] = acc;
+}
+"""
+
+
+def test_a_column_read_with_a_power_of_two_pitch_refills_the_l1_cache_every_time() -> None:
+    from clperf.benchmark import compiled
+
+    cache = compiled.l1_data_cache()
+    if cache is None:
+        pytest.skip("no L1 data cache geometry in sysfs here")
+    # 32 lines 2 KB apart: on a 64-set, 8-way L1, 16 lines share each of 2 sets and every read misses
+    assert compiled.conflict_misses([2048 * k for k in range(32)], (64, 8, 64)) == 32
+    assert compiled.conflict_misses([2048 * k for k in range(16)], (64, 8, 64)) == 0  # 8 lines a set: fit
+    assert compiled.conflict_misses([4 * k for k in range(4096)], (64, 8, 64)) == 0  # a row: no refills
+    k = analyze_text(COLUMN).kernel("mm")
+    assert k is not None
+
+    def refills(n: int) -> float:
+        sc = rewrites.scenario_for(COLUMN, k, parse_flags(
+            f"--global {n},64 --local 16,16 --arg N={n} --arg A={64 * 32} --arg B={32 * n} --arg C={64 * n}"))
+        return speedup_model.refill_cycles(k, sc) / sc.work_items
+
+    # the reads of B, 4 N bytes apart, followed through this machine's L1 cache, at the measured cost each
+    for n in (512, 528):
+        column = compiled.conflict_misses([4 * n * i for i in range(32)], cache)
+        assert refills(n) == pytest.approx(column * compiled.L1_FILL_CYCLES)
+    if cache == (64, 8, 64):  # this machine's Zen 3: every read of B refills at N = 512, none at 528
+        assert refills(512) == 32 * compiled.L1_FILL_CYCLES and refills(528) == 0.0
+
+
 def _unrolled(text: str):  # noqa: ANN202
     return analyze_text(text, unroll_threshold=300).kernel("horner")
 
