@@ -125,8 +125,7 @@ def cpu_code(source: str, kernel: str, scenario: Scenario, device: Device, *, bu
     caller starts no costing while ``BACKGROUND_RUNS`` are running: it gets None, and asks again later."""
     if not device.is_pocl or _llvm() is None or _tool(MCA) is None:
         return None
-    key = hashlib.sha256("\0".join([source, kernel, build_options, device.key,
-                                    json.dumps(scenario.to_json(), sort_keys=True)]).encode()).hexdigest()
+    key = _key(source, kernel, scenario, device, build_options)
     with _lock:
         if key in _cache:
             return _cache[key]
@@ -140,6 +139,20 @@ def cpu_code(source: str, kernel: str, scenario: Scenario, device: Device, *, bu
     running.wait(wait_s)
     with _lock:
         return _cache.get(key)
+
+
+def settled(source: str, kernel: str, scenario: Scenario, device: Device, build_options: str = "") -> bool:
+    """Whether ``cpu_code`` has its answer for this version (its code, or None for good), so that asking
+    again gives nothing new; False while it is being costed or not asked for yet."""
+    if not device.is_pocl or _llvm() is None or _tool(MCA) is None:
+        return True
+    with _lock:
+        return _key(source, kernel, scenario, device, build_options) in _cache
+
+
+def _key(source: str, kernel: str, scenario: Scenario, device: Device, build_options: str) -> str:
+    return hashlib.sha256("\0".join([source, kernel, build_options, device.key,
+                                     json.dumps(scenario.to_json(), sort_keys=True)]).encode()).hexdigest()
 
 
 def _costing(key: str, source: str, kernel: str, scenario: Scenario, device: Device, build_options: str,

@@ -98,8 +98,11 @@ def _predict(ns: argparse.Namespace) -> int:
         print()
         return 0
     lo, hi = est.interval_ms
+    from clperf.predictor.estimate import COUNTED_MODEL
+
     cal = (f"calibrated by {est.calibration_measurements} of your measurements" if est.calibrated
-           else "not calibrated (no stored measurements of this device)")
+           else "from PoCL's own code, counted in one run of the scenario (not calibrated)"
+           if est.model_name == COUNTED_MODEL else "not calibrated (no stored measurements of this device)")
     print(f"{target.kernel.name} on {device.name} ({device.source}):")
     print(f"  time        {_ms(est.time_ms)}   interval {_ms(lo)} .. {_ms(hi)}")
     print(f"  cycles      {est.cycles:,.0f} at {device.clock_mhz} MHz")

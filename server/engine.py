@@ -54,6 +54,7 @@ class Analysis:
     problems: tuple[Problem, ...]
     kernels: Mapping[str, KernelResult]
     elapsed_ms: float
+    refine: bool = False  # an estimate waits for PoCL's code of its kernel: analyse again soon
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,9 @@ def scenario_for(kernel: frontend.Kernel, params: Sequence[Any], settings: Setti
 
 
 def _estimate(report: Any, scenario: Scenario, job: Job) -> tuple[Estimate | None, Any, str | None]:
-    """The estimate and the roofline's traffic (bytes moved, ops) for the hover's breakdown."""
+    """The estimate and the roofline's traffic (bytes moved, ops) for the hover's breakdown. On the local
+    PoCL device with ``clperf.poclCode`` on, the estimate from PoCL's own code is used once it is there;
+    it is not waited for (a second or two per kernel): ``refining`` says when asking again will give it."""
     if job.device is None:
         return None, None, job.device_problem or "no target device"
     from clperf.predictor.estimate import check_launch, estimate
@@ -139,10 +142,21 @@ def _estimate(report: Any, scenario: Scenario, job: Job) -> tuple[Estimate | Non
     try:
         check_launch(scenario, job.device)
         est = estimate(report, scenario, job.device, source=job.text,
-                       build_options=job.settings.build_options)
+                       build_options=job.settings.build_options, count_code=job.settings.pocl_code,
+                       code_deadline=time.monotonic())
         return est, traffic(report, scenario, job.device.type), None
     except ClperfError as e:
         return None, None, str(e)
+
+
+def refining(report: Any, scenario: Scenario, job: Job, est: Estimate | None) -> bool:
+    """Whether ``est`` stands in for the estimate from PoCL's own code, which is still being costed."""
+    if est is None or job.device is None or not job.settings.pocl_code:
+        return False
+    from clperf.predictor.estimate import COUNTED_MODEL, counting
+
+    return est.model_name != COUNTED_MODEL and counting(report, scenario, job.device, job.text,
+                                                        job.settings.build_options)
 
 
 def _doubts(report: Any, scenario: Scenario, job: Job) -> tuple[str, ...]:
@@ -166,6 +180,7 @@ def analyze(job: Job) -> Analysis:
     parsed = {k.name: k for k in frontend.parse(job.text)}
     digest = source_hash(job.text)
     kernels: dict[str, KernelResult] = {}
+    refine = False
     for kr in getattr(report, "kernels", ()):
         fk = parsed.get(kr.name)
         if fk is None:
@@ -179,6 +194,7 @@ def analyze(job: Job) -> Analysis:
                                     code="invalid-scenario"))
         if getattr(kr, "analyzed", True):
             est, traffic, est_problem = _estimate(kr, scenario, job)
+            refine = refine or refining(kr, scenario, job, est)
         else:
             est, traffic, est_problem = None, None, "the file does not compile"
         kernels[kr.name] = KernelResult(kr.name, kr, scenario, scen_problem, est, est_problem,
@@ -186,7 +202,7 @@ def analyze(job: Job) -> Analysis:
                                         history.last_measured(kr.name, digest),
                                         _doubts(kr, scenario, job) if est is not None else ())
     elapsed = (time.perf_counter() - start) * 1e3
-    return Analysis(job.uri, job.version, digest, job.device, tuple(problems), kernels, elapsed)
+    return Analysis(job.uri, job.version, digest, job.device, tuple(problems), kernels, elapsed, refine)
 
 
 def warm_up() -> None:

@@ -36,6 +36,7 @@ class Settings:
     docs_base_url: str = ""  # clperf.docsBaseUrl: where rule docs live; "" = file:// URI of docs/rules
     benchmark_policy: str = "interactive"  # clperf.benchmarkPolicy: interactive | quick | sweep (repetitions)
     benchmark_timeout_s: float = 60.0  # clperf.benchmarkTimeout: seconds before a kernel run is stopped
+    pocl_code: bool = False  # clperf.poclCode: estimates on the local PoCL device from PoCL's own code
     features: Features = field(default_factory=Features)
 
     @property
@@ -80,6 +81,12 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
             values["benchmark_timeout_s"] = float(timeout)
         else:
             problems.append(f"{SECTION}.benchmarkTimeout must be seconds in (0, 3600], got {timeout!r}")
+    pocl_code = raw.get("poclCode")
+    if pocl_code is not None:
+        if isinstance(pocl_code, bool):
+            values["pocl_code"] = pocl_code
+        else:
+            problems.append(f"{SECTION}.poclCode must be true or false, got {pocl_code!r}; using false")
     problems += _check_text_options(values)
     flags: dict[str, bool] = {}
     feats = raw.get("features")

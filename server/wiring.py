@@ -34,6 +34,10 @@ from clperf.errors import ClperfError
 
 log = logging.getLogger("clperf.server")
 CONFIG_TIMEOUT_S = 2.0  # a client that never answers workspace/configuration gets the defaults
+# while PoCL's code of a kernel is costed (the local PoCL device's estimate, 1-3 s a kernel), the document
+# is analysed again every REFINE_S, at most REFINE_TRIES times per version
+REFINE_S = 1.0
+REFINE_TRIES = 30
 
 
 class ClperfServer(LanguageServer):
@@ -49,6 +53,7 @@ class ClperfServer(LanguageServer):
         self.caps: types.ClientCapabilities | None = None
         self.pending_problems: list[str] = []
         self._parse_timers: dict[str, asyncio.TimerHandle] = {}
+        self._refines: dict[str, tuple[int | None, int]] = {}  # uri -> (version, re-analyses asked for)
         self.configured = False  # analyses wait for the client's settings (see ``analyze``)
 
     # --- capabilities and settings ------------------------------------------------------------------
@@ -125,6 +130,11 @@ class ClperfServer(LanguageServer):
         self.docs.state(analysis.uri).analysis = analysis
         self.publish(analysis.uri, doc.version)
         self.refresh_views()
+        tries = self._refines.get(analysis.uri, (None, 0))
+        tries = tries if tries[0] == analysis.version else (analysis.version, 0)
+        if analysis.refine and tries[1] < REFINE_TRIES:  # PoCL's code is being costed: ask again soon
+            self._refines[analysis.uri] = (analysis.version, tries[1] + 1)
+            asyncio.get_running_loop().call_later(REFINE_S, self.analyze, analysis.uri)
 
     def publish(self, uri: str, version: int | None) -> None:
         analysis = self.docs.state(uri).analysis

@@ -171,3 +171,44 @@ def test_the_learned_model_answers_an_edit_elsewhere_without_running_again() -> 
         del model.predict_rows
     assert answers[0] == answers[2] and answers[1] == answers[3] == 1  # the comment: no new network run
     assert answers[5] == 2  # the kernel's own text changed: the network runs again
+
+
+SAXPY_LOOP = """
+// clperf: --global 262144 --local 256 --arg x=262144 --arg y=262144 --arg n=16
+__kernel void sums(__global const float* x, __global float* y, int n) {
+    int i = get_global_id(0);
+    float acc = 0.0f;
+    for (int k = 0; k < n; k++) {
+        acc = acc * 0.5f + x[i] * (float)k;
+    }
+    y[i] = acc;
+}
+"""
+
+
+def test_on_the_local_pocl_device_the_estimate_is_pocls_own_code_counted(pocl) -> None:
+    import time
+
+    from clperf.predictor import estimate as est_mod
+    from clperf.predictor.rewrites import scenario_for
+
+    k = analyze_text(SAXPY_LOOP).kernel("sums")
+    sc = scenario_for(SAXPY_LOOP, k)
+    # not waited for: the roofline stands in, and the code is on its way
+    quick = estimate(k, sc, pocl, source=SAXPY_LOOP, code_deadline=time.monotonic(), calibrate=False)
+    waited = estimate(k, sc, pocl, source=SAXPY_LOOP, calibrate=False)  # waits for PoCL's code
+    assert waited.model_name == est_mod.COUNTED_MODEL and waited.time_ms > 0
+    assert waited.interval_ms[0] < waited.time_ms < waited.interval_ms[1]
+    assert quick.model_name in (est_mod.COUNTED_MODEL, "roofline")
+    assert not est_mod.counting(k, sc, pocl, SAXPY_LOOP)  # nothing left to wait for
+    # the same compute as the rewrite speedup model's, from the same counted code
+    from clperf.predictor.rewrites import speedup_model
+
+    code = speedup_model.cpu_code(SAXPY_LOOP, "sums", sc, pocl)
+    assert waited.time_ms == pytest.approx(speedup_model.roofline_for(k, sc, pocl, code).time_ms)
+    # a profile is not this machine: no code, the roofline as before; and a longer loop takes longer
+    h200 = profiles.select_device("h200")
+    assert estimate(k, sc, h200, source=SAXPY_LOOP, use_model=False).model_name == "roofline"
+    longer = SAXPY_LOOP.replace("--arg n=16", "--arg n=64")
+    sc64 = scenario_for(longer, analyze_text(longer).kernel("sums"))
+    assert estimate(k, sc64, pocl, source=longer, calibrate=False).time_ms > 2 * waited.time_ms

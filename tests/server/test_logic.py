@@ -70,3 +70,29 @@ async def test_scheduler_coalesces_and_runs_one_at_a_time() -> None:
         await asyncio.sleep(0.5)
     assert started == [1, 11]  # one re-run, of the newest version
     assert delivered == [1, 11]
+
+
+def test_an_analysis_on_the_local_pocl_device_asks_again_until_pocls_code_is_costed(pocl) -> None:
+    from clperf.benchmark import compiled
+    from clperf.server import engine
+
+    text = ("// clperf: --global 65536 --local 64 --arg a=65536 --arg b=65536\n"
+            "__kernel void twice(__global const float* a, __global float* b) {\n"
+            "    int i = get_global_id(0);\n    b[i] = 2.0f * a[i] + 1.0f;\n}\n")
+    # off by default: no kernel runs on a save, the roofline answers
+    off = engine.analyze(Job("file:///twice.cl", 1, "", text, Settings(), pocl))
+    assert off.kernels["twice"].estimate.model_name == "roofline" and not off.refine
+    job = Job("file:///twice.cl", 1, "", text, Settings(pocl_code=True), pocl)
+    first = engine.analyze(job)
+    est = first.kernels["twice"].estimate
+    assert est is not None
+    if est.model_name != "pocl-code":  # not costed yet: the views get the roofline, and a re-run later
+        assert first.refine
+    deadline, scenario = time.monotonic() + 60, first.kernels["twice"].scenario
+    assert scenario is not None
+    while not compiled.settled(text, "twice", scenario, pocl) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    again = engine.analyze(job)
+    assert again.kernels["twice"].estimate.model_name == "pocl-code" and not again.refine
+    # a profile's analysis never waits for anything
+    assert not engine.analyze(Job("file:///twice.cl", 1, "", text, Settings(), None)).refine

@@ -13,6 +13,7 @@ WRONG = {
     "defaultScenario": "--globl 64",
     "cacheDirectory": None,
     "benchmarkTimeout": "soon",
+    "poclCode": "yes",
     "features": {"codeLens": "yes", "hover": False, "inlayHints": 1},
 }
 
@@ -26,11 +27,12 @@ def test_parse_reports_each_bad_field_and_keeps_the_good_ones() -> None:
         "clperf.buildOptions",
         "clperf.defaultScenario",
         "clperf.benchmarkTimeout",
+        "clperf.poclCode",
         "clperf.features.codeLens",
         "clperf.features.inlayHints",
     ):
         assert name in text, (name, text)
-    assert len(problems) == 6
+    assert len(problems) == 7
 
 
 def test_parse_accepts_valid_settings() -> None:
@@ -40,9 +42,11 @@ def test_parse_accepts_valid_settings() -> None:
             "buildOptions": "-DBLOCK=16 -I inc",
             "defaultScenario": "--global 4096 --local 64",
             "features": {"diagnostics": False},
+            "poclCode": True,
         }
     )
     assert problems == []
+    assert settings.pocl_code
     assert settings.device == "h200" and settings.scenario_spec.global_size == ("4096",)
     assert settings.features == Features(diagnostics=False)
     assert parse_settings("nonsense")[0] == Settings() and parse_settings("nonsense")[1]

@@ -22,6 +22,7 @@ export interface Settings {
   docsBaseUrl: string;
   benchmarkPolicy: string;
   benchmarkTimeout: number;
+  poclCode: boolean;
   features: Features;
 }
 
@@ -36,6 +37,7 @@ export function readSettings(scope?: vscode.ConfigurationScope): Settings {
     docsBaseUrl: c.get<string>("docsBaseUrl", "").trim(),
     benchmarkPolicy: c.get<string>("benchmarkPolicy", "interactive"),
     benchmarkTimeout: c.get<number>("benchmarkTimeout", 60),
+    poclCode: c.get<boolean>("poclCode", false),
     features: {
       codeLens: c.get<boolean>("features.codeLens", true),
       inlayHints: c.get<boolean>("features.inlayHints", true),
