@@ -53,7 +53,7 @@ class ClperfServer(LanguageServer):
         self.caps: types.ClientCapabilities | None = None
         self.pending_problems: list[str] = []
         self._parse_timers: dict[str, asyncio.TimerHandle] = {}
-        self._refines: dict[str, tuple[int | None, int]] = {}  # uri -> (version, re-analyses asked for)
+        self._refines: dict[str, tuple[int | None, int]] = {}  # uri -> (version, re-analyses so far)
         self.configured = False  # analyses wait for the client's settings (see ``analyze``)
 
     # --- capabilities and settings ------------------------------------------------------------------
@@ -134,7 +134,11 @@ class ClperfServer(LanguageServer):
         tries = tries if tries[0] == analysis.version else (analysis.version, 0)
         if analysis.refine and tries[1] < REFINE_TRIES:  # PoCL's code is being costed: ask again soon
             self._refines[analysis.uri] = (analysis.version, tries[1] + 1)
-            asyncio.get_running_loop().call_later(REFINE_S, self.analyze, analysis.uri)
+            asyncio.get_running_loop().call_later(REFINE_S, self._refine, analysis.uri)
+
+    def _refine(self, uri: str) -> None:
+        if uri in self.workspace.text_documents:  # not for a document closed meanwhile
+            self.analyze(uri)
 
     def publish(self, uri: str, version: int | None) -> None:
         analysis = self.docs.state(uri).analysis
@@ -233,6 +237,7 @@ def _register_documents(server: ClperfServer) -> None:
         uri = params.text_document.uri
         ls.scheduler.forget(uri)
         ls.docs.drop(uri)
+        ls._refines.pop(uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
@@ -72,3 +75,26 @@ async def test_a_loop_the_analysis_cannot_count_is_named_as_a_caution(client: La
     md = (await hover(client, uri, 1, text.split("\n")[1].index("spin"))).contents.value
     caution = next(r for r in md.split("\n") if r.startswith("| caution |"))
     assert "line 4" in caution and "lower bound" in caution, md
+
+
+@pytest.mark.e2e
+async def test_with_pocl_code_on_the_estimate_turns_into_pocls_counted_code_by_itself(bare: LanguageClient,
+                                                                                       lsp) -> None:
+    await lsp.start(bare, "visual-studio-code", {**lsp.settings, "device": "portable", "poclCode": True})
+    text = ("// clperf: --global 65536 --local 64 --arg a=65536 --arg b=65536\n"
+            "__kernel void twice(__global const float* a, __global float* b) {\n"
+            "    int i = get_global_id(0);\n    b[i] = 2.0f * a[i] + 1.0f;\n}\n")
+    uri = await lsp.open_doc(bare, text)
+
+    async def model() -> str:
+        h = await hover(bare, uri, 1, text.split("\n")[1].index("twice") + 2)
+        assert h is not None
+        return next(r for r in h.contents.value.split("\n") if r.startswith("| model | "))
+
+    # no edit, no save: the server analyses the document again while PoCL's code is being costed
+    deadline = time.monotonic() + 60
+    row = await model()
+    while "pocl-code" not in row and time.monotonic() < deadline:
+        await asyncio.sleep(0.25)
+        row = await model()
+    assert "pocl-code" in row, row
