@@ -125,7 +125,9 @@ def predict_stored(m: Measurement, device: Device) -> float | None:
     kernel = next((k for k in report.kernels if k.name == m.kernel), None)
     if kernel is None:
         return None
-    est = estimate(kernel, m.scenario, device, source=text, build_options=m.build_options, calibrate=False)
+    # the models calibration corrects: PoCL's own code (``count_code``) is not calibrated
+    est = estimate(kernel, m.scenario, device, source=text, build_options=m.build_options, calibrate=False,
+                   count_code=False)
     return est.time_ms
 
 

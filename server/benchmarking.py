@@ -61,7 +61,8 @@ def _estimate_on(text: str, path: str, kernel: str, settings: Settings, device: 
         kr = next((k for k in report.kernels if k.name == kernel), None)
         if kr is None:
             return None
-        return estimate(kr, scenario, device, source=text, build_options=settings.build_options)
+        return estimate(kr, scenario, device, source=text, build_options=settings.build_options,
+                        count_code=settings.pocl_code)
     except (ClperfError, ImportError) as e:
         log.info("no estimate of %s on %s: %s", kernel, device.name, e)
         return None

@@ -55,11 +55,13 @@ def recommend(text: str, kernel: Any, device: Device | None, scenario: Scenario 
     try:
         device = device or profiles.select_device(None)
         scenario = scenario or scenario_for(text, kernel)
-        base = estimate(kernel, scenario, device, source=text, build_options=build_options, calibrate=False)
+        # the roofline or the learned model: PoCL's own code would take a run per candidate shape
+        base = estimate(kernel, scenario, device, source=text, build_options=build_options, calibrate=False,
+                        count_code=False)
         scored = []
         for s in candidates(scenario, device):
             e = estimate(kernel, replace(scenario, local_size=s), device, source=text,
-                         build_options=build_options, calibrate=False)
+                         build_options=build_options, calibrate=False, count_code=False)
             scored.append((e.time_ms, s))
     except ClperfError as e:
         return Rewrite("work-group", kernel.name, "work-group", title, (), f"not predicted: {e}")

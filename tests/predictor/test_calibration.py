@@ -52,7 +52,9 @@ def test_calibration_cuts_the_error_on_a_biased_device(tmp_path: Path,
     def errors(use: list[Measurement], calibrate: bool) -> list[float]:
         out = []
         for m in use:
-            est = estimate(kernels[m.kernel], m.scenario, biased, source=text, calibrate=calibrate)
+            # the roofline (with the overstated peaks), not PoCL's own code, which needs no peaks
+            est = estimate(kernels[m.kernel], m.scenario, biased, source=text, calibrate=calibrate,
+                           count_code=False)
             assert est.calibrated is calibrate
             out.append(abs(math.log(m.median_ms / est.time_ms)))
         return out
@@ -68,5 +70,5 @@ def test_calibration_cuts_the_error_on_a_biased_device(tmp_path: Path,
     after = statistics.median(errors(held_out, calibrate=True))
     print(f"median |log error| before {before:.3f}, after {after:.3f}")
     assert after < 0.5 * before, (before, after)
-    est = estimate(kernels["mapf_scale"], held_out[0].scenario, biased, source=text)
+    est = estimate(kernels["mapf_scale"], held_out[0].scenario, biased, source=text, count_code=False)
     assert est.calibration_measurements == n
