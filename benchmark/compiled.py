@@ -45,7 +45,8 @@ costs right and which takes its place in llvm-mca's input (``for_mca``).
 Only PoCL keeps its binaries where they can be read, so other devices get None, as do kernels whose code
 could not be built, counted (a crash, a timeout: the scenario runs once more, on one thread) or costed
 (no ``llc-15``, ``llvm-dis-15``, ``clang-15`` or ``llvm-mca``): the model then keeps its reading of the IR.
-About 2-3 s per version, cached per process.
+About 2-3 s per version, cached per process (``speedup_model.cpu_code`` keeps it on disk too,
+keyed with ``COST_VERSION``).
 """
 
 from __future__ import annotations
@@ -88,6 +89,10 @@ INSERT_FROM_MEMORY = re.compile(r"^vpinsr[dq](\s+\$\d+,\s*[^,%]*\()")  # vpinsrd
 DIVIDE_CYCLES = {"b": 4.0, "w": 4.0, "l": 6.0, "q": 7.0}
 DIVISION = re.compile(r"^i?div([bwlq])\s+(\S+)$")  # idivl %ecx, divq 8(%rsp), ...
 L1_FILL_CYCLES = 3.3  # core cycles per line the L1 data cache refills from L2 (cpu_core_facts.py: 3.3)
+# what a costing depends on besides the kernel, its scenario and the device (for caches across processes):
+# bump the first part when the counting or costing changes
+COST_VERSION = (f"1:{TAKEN_CYCLES}:{LOCKED_CYCLES}:{sorted(DIVIDE_CYCLES.items())}"
+                f":{INSERT_FROM_MEMORY.pattern}:{CAP}:{MAX_PASSES}")
 BACKGROUND_RUNS = 4  # costings at once for callers with a wait budget: one code action's versions
 ONCE = Policy(warmup=0, min_repetitions=1, max_repetitions=1, min_total_ms=0.0, stable_rel=None, batch=1)
 LABEL = re.compile(r"^(\.LBB\d+_\d+|# %bb\.\d+):\s*(?:#\s*%(\S+))?")

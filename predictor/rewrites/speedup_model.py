@@ -89,12 +89,29 @@ def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_o
         from clperf.benchmark import compiled
     except ImportError:  # the benchmark side is optional at estimate time
         return None
+    from clperf.predictor import cache as cache_mod
+
+    # costed once per machine, not once per process: the prediction cache keeps each costing (JSON)
+    key = cache_mod.key("pocl-code", cache_mod.source_hash(text), kernel, build_options, device.key,
+                        scenario.to_json(), compiled.COST_VERSION, compiled._tool(compiled.MCA))
+    store = cache_mod.default()
+    hit = store.get(key)
+    if isinstance(hit, dict):
+        try:
+            return compiled.CompiledCode(float(hit["cycles"]), int(hit["work_items"]), str(hit["function"]),
+                                         tuple(str(x) for x in hit["loops"]))
+        except (KeyError, TypeError, ValueError):
+            pass  # a row of another shape: cost the code again
     try:
         wait_s = None if deadline is None else max(0.0, deadline - time.monotonic())
-        return compiled.cpu_code(text, kernel, scenario, device, build_options=build_options, wait_s=wait_s)
+        code = compiled.cpu_code(text, kernel, scenario, device, build_options=build_options, wait_s=wait_s)
     except Exception as e:  # noqa: BLE001 - a broken runtime must not stop the prediction
         log.info("no PoCL code for %s: %s", kernel, e)
         return None
+    if code is not None:
+        store.set(key, {"cycles": code.cycles, "work_items": code.work_items, "function": code.function,
+                        "loops": list(code.loops)})
+    return code
 
 
 REFILL_PASS_LIMIT = 1 << 14  # reads and writes of one work-item's loops that refill_cycles follows

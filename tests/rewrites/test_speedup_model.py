@@ -287,3 +287,23 @@ def test_on_the_local_pocl_a_prediction_waits_for_its_code_only_as_long_as_asked
     counted, note = rewrites.predicted_speedup(text, unrolled, k, device=pocl, scenario=sc)  # waits
     assert "cycles per work-item in PoCL's code" in note and "not counted" not in note
     assert counted > 3  # the unrolled version runs 8 work-items per vector instruction
+
+
+def test_pocls_code_is_costed_once_per_machine_not_once_per_process(pocl, monkeypatch) -> None:
+    from clperf.benchmark import compiled
+
+    text = HORNER.replace("horner", "horner_once")
+    k = analyze_text(text).kernel("horner_once")
+    sc = rewrites.scenario_for(text, k)
+    first = speedup_model.cpu_code(text, "horner_once", sc, pocl)
+    assert first is not None
+    # a new process: nothing in compiled's own cache, and no costing may start
+    monkeypatch.setattr(compiled, "_cache", {})
+    monkeypatch.setattr(compiled, "cpu_code", lambda *a, **kw: pytest.fail("costed again"))
+    again = speedup_model.cpu_code(text, "horner_once", sc, pocl)
+    assert again == first
+    # a different scenario is a different costing
+    monkeypatch.undo()
+    flags = "--global 131072 --local 64 --arg x=131072 --arg y=131072"
+    other = rewrites.scenario_for(text, k, parse_flags(flags))
+    assert speedup_model.cpu_code(text, "horner_once", other, pocl).work_items == 131072
