@@ -85,6 +85,12 @@ def _predict(ns: argparse.Namespace) -> int:
     warnings = [*target.warnings, *doubts(target.kernel, target.scenario, device)]
     est = estimate(target.kernel, target.scenario, device, source=target.text, build_options=ns.build_options,
                    use_cache=not ns.no_cache, use_model=ns.model == "auto", calibrate=not ns.no_calibration)
+    from clperf.predictor.estimate import COUNTED_MODEL
+    from clperf.predictor.rewrites.speedup_model import own_code
+
+    if ns.model == "auto" and own_code(device) and est.model_name != COUNTED_MODEL:
+        warnings.append("PoCL's own code for this launch could not be counted (the build, the counting run "
+                        "or the costing failed, or the run went past 60 s): the roofline answers")
     out: dict[str, Any] = {
         "kernel": target.kernel.name,
         "file": str(ns.file),

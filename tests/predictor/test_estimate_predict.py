@@ -212,3 +212,17 @@ def test_on_the_local_pocl_device_the_estimate_is_pocls_own_code_counted(pocl) -
     longer = SAXPY_LOOP.replace("--arg n=16", "--arg n=64")
     sc64 = scenario_for(longer, analyze_text(longer).kernel("sums"))
     assert estimate(k, sc64, pocl, source=longer, calibrate=False).time_ms > 2 * waited.time_ms
+
+
+def test_a_kernel_whose_counting_run_crashes_gets_the_roofline_and_says_why(
+        pocl, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    src = tmp_path / "crash.cl"
+    src.write_text("// clperf: --global 1024 --local 64 --arg a=1024\n"
+                   "__kernel void crash(__global int* a) {\n"
+                   "    int i = get_global_id(0);\n"
+                   "    a[i * 100000000 + 2000000000] = i;\n"
+                   "}\n")
+    assert main(["predict", str(src), "--device", "pocl", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model"]["name"] == "roofline"
+    assert any("could not be counted" in w for w in out["warnings"])
