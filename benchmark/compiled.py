@@ -51,6 +51,7 @@ keyed with ``COST_VERSION``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -476,8 +477,9 @@ def is_locked(instruction: str) -> bool:
     return instruction.startswith("lock") or (instruction.startswith("xchg") and "(" in instruction)
 
 
+@functools.cache
 def l1_data_cache() -> tuple[int, int, int] | None:
-    """``(sets, ways, line bytes)`` of this CPU's level-1 data cache (Linux sysfs), or None."""
+    """``(sets, ways, line bytes)`` of this CPU's level-1 data cache (Linux sysfs, read once), or None."""
     def read(index: Path, name: str) -> str:
         return (index / name).read_text().strip()
 

@@ -76,7 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
 
 def _predict(ns: argparse.Namespace) -> int:
     from clperf.predictor import profiles
-    from clperf.predictor.estimate import check_launch, doubts, estimate
+    from clperf.predictor.estimate import COUNTED_MODEL, check_launch, doubts, estimate
+    from clperf.predictor.rewrites.speedup_model import own_code
 
     spec = scenario_from_args(ns)
     target = load_target(ns.file, ns.kernel, spec, ns.build_options)
@@ -85,9 +86,6 @@ def _predict(ns: argparse.Namespace) -> int:
     warnings = [*target.warnings, *doubts(target.kernel, target.scenario, device)]
     est = estimate(target.kernel, target.scenario, device, source=target.text, build_options=ns.build_options,
                    use_cache=not ns.no_cache, use_model=ns.model == "auto", calibrate=not ns.no_calibration)
-    from clperf.predictor.estimate import COUNTED_MODEL
-    from clperf.predictor.rewrites.speedup_model import own_code
-
     if ns.model == "auto" and own_code(device) and est.model_name != COUNTED_MODEL:
         warnings.append("PoCL's own code for this launch could not be counted (the build, the counting run "
                         "or the costing failed, or the run went past 60 s): the roofline answers")
@@ -104,8 +102,6 @@ def _predict(ns: argparse.Namespace) -> int:
         print()
         return 0
     lo, hi = est.interval_ms
-    from clperf.predictor.estimate import COUNTED_MODEL
-
     cal = (f"calibrated by {est.calibration_measurements} of your measurements" if est.calibrated
            else "from PoCL's own code, counted in one run of the scenario (not calibrated)"
            if est.model_name == COUNTED_MODEL else "not calibrated (no stored measurements of this device)")
