@@ -15,7 +15,10 @@ measured with small assembly loops, next to what llvm-mca's model of the CPU say
 * 24 element inserts from memory (``vpinsrd``, ``vpinsrq``: how LLVM gathers a strided read across
   work-items) into 8 registers: core cycles measured, llvm-mca's cycles for the same instructions, and
   llvm-mca's cycles with the inserts written as blends from memory (``vpblendd``), as ``compiled.mca``
-  hands them to llvm-mca.
+  hands them to llvm-mca;
+* a masked store (``vmaskmovps`` of 8 lanes: how LLVM vectorises a guarded store) alone, then with 20
+  vector adds and with 5 loads and 20 adds in the same pass: core cycles measured, llvm-mca's cycles
+  and ``compiled.mca``'s, which keeps the store apart from the rest of the pass.
 
 Each loop runs 2-5 million times; the figure is the median of 5 runs. Needs a C compiler (``cc``,
 ``gcc`` or ``clang``) and llvm-mca.
@@ -116,6 +119,14 @@ def main() -> int:
             as_is = compiled.mca_text("\n".join(lines))
             print(f"{op} from memory, 24 inserts + 8 loads into 8 registers: {real:.1f} core cycles "
                   f"measured, llvm-mca {as_is:.1f} as written, {compiled.mca(lines):.1f} as blends")
+        store = ["vpcmpeqd %ymm7, %ymm7, %ymm7", "vmaskmovps %ymm1, %ymm7, (%rsi)"]
+        loads = [f"vmovups {8192 + 32 * k}(%rsi), %ymm{k}" for k in range(5)]
+        adds = [f"vpaddq %ymm{k % 5}, %ymm6, %ymm{k % 5}" for k in range(20)]
+        for what, lines in (("alone", store), ("with 20 vector adds", store + adds),
+                            ("with 5 loads and 20 vector adds", store + loads + adds)):
+            real = ns_per_pass(cc, folder, "masked", lines, 2_000_000) * ghz
+            print(f"masked store (vmaskmovps, 8 lanes) {what}: {real:.1f} core cycles a pass, llvm-mca "
+                  f"{compiled.mca_text(chr(10).join(lines)):.1f}, compiled.mca {compiled.mca(lines):.1f}")
     return 0
 
 

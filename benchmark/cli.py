@@ -98,7 +98,9 @@ def format_device(d: Device) -> str:
             f"  {d.compute_units} compute units at {d.clock_mhz} MHz, {d.local_mem_bytes // 1024} KiB "
             f"local memory, work-groups up to {d.max_work_group_size}, "
             f"{d.global_mem_bytes / 2**30:.1f} GiB global\n"
-            f"  measured peaks: copy bandwidth {bw}, single-precision FMA {fl}")
+            f"  measured peaks: copy bandwidth {bw}, single-precision FMA {fl}"
+            + (f", copy within its {d.cache_bytes >> 20} MiB cache {d.cache_bandwidth_gbs:.1f} GB/s"
+               if d.cache_bandwidth_gbs and d.cache_bytes else ""))
 
 
 # --- bench -----------------------------------------------------------------------------------------------

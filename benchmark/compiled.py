@@ -42,6 +42,15 @@ a pass costs at least the divider's cycles (``DIVIDE_CYCLES``); and an element i
 cycles of throughput where the core needs 0.5, like a blend from memory (``vpblendd``), which llvm-mca
 costs right and which takes its place in llvm-mca's input (``for_mca``).
 
+A fifth is a masked store (``vmaskmovps``, ``vpmaskmovd`` to memory: how LLVM vectorises a store under a
+guard). llvm-mca has its own time right (12 cycles for 8 lanes, 6 for 4) but runs the rest of the pass
+beside it, where the core, which builds it from microcode, runs little else meanwhile: one store and 20
+vector adds take 15 cycles and one store, 5 loads and 20 adds 17.4, where llvm-mca says 12. So a pass
+with masked stores costs at least llvm-mca's cycles for the rest of the pass plus its cycles for the
+stores alone (``mca``). On the 94 corpus kernels this took the median |log predicted/measured| from
+0.230 to 0.185; stencils with a bounds guard (``vblur``, ``box3``, ``blur5``) were costed at 0.67-0.78 of
+their time.
+
 Only PoCL keeps its binaries where they can be read, so other devices get None, as do kernels whose code
 could not be built, counted (a crash, a timeout: the scenario runs once more, on one thread) or costed
 (no ``llc-15``, ``llvm-dis-15``, ``clang-15`` or ``llvm-mca``): the model then keeps its reading of the IR.
@@ -89,10 +98,11 @@ INSERT_FROM_MEMORY = re.compile(r"^vpinsr[dq](\s+\$\d+,\s*[^,%]*\()")  # vpinsrd
 # latency (cpu_core_facts.py: 4.0 for 8 and 16 bits, 6.0 for 32, 7.1 for 64; llvm-mca: 10, 11, 13, 17)
 DIVIDE_CYCLES = {"b": 4.0, "w": 4.0, "l": 6.0, "q": 7.0}
 DIVISION = re.compile(r"^i?div([bwlq])\s+(\S+)$")  # idivl %ecx, divq 8(%rsp), ...
+MASKED_STORE = re.compile(r"^v(?:p)?maskmov[a-z]*\s+%[xyz]mm\d+,\s*%[xyz]mm\d+,\s*[^%\s]*\(")  # to memory
 L1_FILL_CYCLES = 3.3  # core cycles per line the L1 data cache refills from L2 (cpu_core_facts.py: 3.3)
 # what a costing depends on besides the kernel, its scenario and the device (for caches across processes):
 # bump the first part when the counting or costing changes
-COST_VERSION = (f"1:{TAKEN_CYCLES}:{LOCKED_CYCLES}:{sorted(DIVIDE_CYCLES.items())}"
+COST_VERSION = (f"2:{TAKEN_CYCLES}:{LOCKED_CYCLES}:{sorted(DIVIDE_CYCLES.items())}"
                 f":{INSERT_FROM_MEMORY.pattern}:{CAP}:{MAX_PASSES}")
 BACKGROUND_RUNS = 4  # costings at once for callers with a wait budget: one code action's versions
 ONCE = Policy(warmup=0, min_repetitions=1, max_repetitions=1, min_total_ms=0.0, stable_rel=None, batch=1)
@@ -592,7 +602,16 @@ _mca_cache: dict[str, float] = {}
 def mca(instructions: list[str]) -> float:
     """llvm-mca's cycles per pass of ``instructions`` run over and over (jumps, calls, returns, stack
     pushes and pops left out: llvm-mca does not follow them; inserts from memory costed as blends, see
-    the module's docstring)."""
+    the module's docstring), and at least the rest of the pass plus its masked stores, which do not
+    overlap it (microcoded on this CPU: the module's docstring)."""
+    stores = [i for i in instructions if MASKED_STORE.match(i)]
+    if not stores:
+        return _mca(instructions)
+    rest = [i for i in instructions if not MASKED_STORE.match(i)]
+    return max(_mca(instructions), _mca(rest) + _mca(stores))
+
+
+def _mca(instructions: list[str]) -> float:
     skip = ("j", "nop", "ret", "call", "push", "pop")
     text = "\n".join(x for i in instructions if not i.split()[0].startswith(skip) for x in for_mca(i))
     if not text:

@@ -51,6 +51,7 @@ def _describe(platform: cl.Platform, dev: cl.Device) -> Device:
         max_work_group_size=int(dev.max_work_group_size),
         driver=dev.driver_version.strip(),
         global_mem_bytes=int(dev.global_mem_size),
+        cache_bytes=int(dev.global_mem_cache_size),
     )
 
 
@@ -82,8 +83,8 @@ def _cached_peaks(device: Device) -> dict[str, float] | None:
         data = json.loads(cache_path(device).read_text())
     except (OSError, ValueError):
         return None
-    if data.get("key") != device.key:
-        return None
+    if not isinstance(data, dict) or data.get("key") != device.key or "cache_bandwidth_gbs" not in data:
+        return None  # another device's, or measured before the cache's bandwidth was: measure again
     return data
 
 
@@ -100,7 +101,7 @@ def measure_peaks(device: Device, timeout_s: float = 300.0) -> Device:
     if reply.get("type") != "peaks":
         raise DeviceError(f"measuring {device.name} failed: {reply.get('error')}")
     data = {"key": device.key, "peak_bandwidth_gbs": reply["peak_bandwidth_gbs"],
-            "peak_gflops": reply["peak_gflops"]}
+            "peak_gflops": reply["peak_gflops"], "cache_bandwidth_gbs": reply.get("cache_bandwidth_gbs")}
     path = cache_path(device)
     ensure(path.parent)
     tmp = path.with_suffix(".tmp")
@@ -112,8 +113,10 @@ def measure_peaks(device: Device, timeout_s: float = 300.0) -> Device:
 def _with_peaks(device: Device, data: dict[str, float]) -> Device:
     from dataclasses import replace
 
+    cache = data.get("cache_bandwidth_gbs")
     return replace(device, peak_bandwidth_gbs=round(float(data["peak_bandwidth_gbs"]), 2),
-                   peak_gflops=round(float(data["peak_gflops"]), 2))
+                   peak_gflops=round(float(data["peak_gflops"]), 2),
+                   cache_bandwidth_gbs=round(float(cache), 2) if cache else None)
 
 
 def discover(measure: bool = True, remeasure: bool = False) -> list[Device]:

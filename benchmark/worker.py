@@ -22,7 +22,7 @@ Requests:
   runs. A later ``measure`` waits for it and loads the compiled binary; when that fails it builds from
   source here. On PoCL this hides the compiler; on the H200 it did not (sweeps still waited for builds
   65% of the time, as with threads), so the driver is the limit there.
-* ``{"op": "peaks"}`` -> ``{"type": "peaks", "peak_bandwidth_gbs", "peak_gflops"}``
+* ``{"op": "peaks"}`` -> ``{"type": "peaks", "peak_bandwidth_gbs", "peak_gflops", "cache_bandwidth_gbs"}``
 * ``{"op": "exit"}``
 
 After a fault that may have poisoned the context the result carries ``"fatal": true`` and the worker exits;
@@ -386,8 +386,11 @@ class Runner:
         """The best of ``passes`` measurements of each peak: a peak is what the device can do, and on a
         shared machine one pass can fall in a busy spell (PoCL's copy measured 8.4 GB/s during a test run
         and 33.6 GB/s idle on the same 2 cores), which would otherwise stay cached for good."""
+        cache = int(self.device.global_mem_cache_size) // 8  # each of two buffers: a quarter of the cache
         return {"type": "peaks", "peak_bandwidth_gbs": max(self._peak_bandwidth() for _ in range(passes)),
-                "peak_gflops": max(self._peak_flops() for _ in range(passes))}
+                "peak_gflops": max(self._peak_flops() for _ in range(passes)),
+                "cache_bandwidth_gbs": max(self._peak_bandwidth(cache) for _ in range(passes))
+                if cache >= 1 << 16 else None}
 
     def _median_ms(self, kernel: cl.Kernel, gsize: tuple[int, ...], lsize: tuple[int, ...] | None,
                    reps: int = 10) -> float:
@@ -396,10 +399,13 @@ class Runner:
         evs[-1].wait()
         return float(np.median([_ms(e) for e in evs]))
 
-    def _peak_bandwidth(self) -> float:
+    def _peak_bandwidth(self, nbytes: int = 0) -> float:
+        """GB/s of a float4 copy between two buffers of ``nbytes`` (default: far larger than any cache),
+        the best over launch shapes."""
         dev = self.device
         gpu = bool(dev.type & cl.device_type.GPU)
-        nbytes = min(256 << 20 if gpu else 64 << 20, dev.max_mem_alloc_size // 2, dev.global_mem_size // 8)
+        nbytes = min(nbytes or (256 << 20 if gpu else 64 << 20), dev.max_mem_alloc_size // 2,
+                     dev.global_mem_size // 8)
         n = nbytes // 16
         prg = self.program(_PEAK_SOURCE, "")
         k = cl.Kernel(prg, "clperf_copy")

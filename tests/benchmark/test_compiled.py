@@ -331,6 +331,19 @@ def test_inserts_from_memory_are_costed_as_blends():
     assert compiled.INSERT_FROM_MEMORY.sub("x", from_register[0]) == from_register[0]  # left as it is
 
 
+def test_masked_stores_do_not_overlap_the_rest_of_the_pass():
+    store = "vmaskmovps\t%ymm6, %ymm11, (%rcx,%rsi,4)"
+    assert compiled.MASKED_STORE.match(store) and compiled.MASKED_STORE.match("vpmaskmovd %xmm1, %xmm7, 32(%rsi)")
+    assert not compiled.MASKED_STORE.match("vmaskmovps\t-8(%rax,%rsi,4), %ymm6, %ymm14")  # a masked load
+    adds = [f"vpaddq\t%ymm{k % 5}, %ymm6, %ymm{k % 5}" for k in range(20)]
+    alone, rest = compiled.mca([store]), compiled.mca(adds)
+    # llvm-mca runs the adds beside the store's 12 cycles; the core (microcode) runs them after it
+    assert compiled.mca_text("\n".join([store, *adds])) < alone + rest
+    assert compiled.mca([store, *adds]) == pytest.approx(alone + rest)
+    assert alone >= 10 and rest >= 4
+    assert compiled.mca(adds + ["vmovups\t%ymm1, (%rsi)"]) < alone  # a plain store is left to llvm-mca
+
+
 def test_instrumented_ir_counts_every_block_after_its_phis_and_compiles():
     ll = """\
 target triple = "x86_64-pc-linux-gnu"

@@ -131,6 +131,42 @@ def test_pocls_own_code_replaces_the_compute_guess() -> None:
     # the code is asked for only on the PoCL device at hand, not for a profile's
     assert speedup_model.cpu_code(HORNER, "horner", sc, pocl) is None
 
+GATHER = """
+__kernel void gather(__global const int* idx, __global const float* x, __global float* y) {
+    int i = get_global_id(0);
+    y[i] = x[idx[i]];
+}
+"""
+
+
+def test_a_stream_that_stays_in_the_cache_moves_at_the_caches_bandwidth() -> None:
+    from dataclasses import replace
+
+    from clperf.benchmark.compiled import CompiledCode
+
+    pocl = replace(_pocl(), peak_bandwidth_gbs=30.0, peak_gflops=25.0, cache_bytes=32 << 20,
+                   cache_bandwidth_gbs=100.0)
+    ku = _unrolled(HORNER)
+    code = CompiledCode(cycles=1.0, work_items=1)  # compute negligible: the memory side decides
+
+    def memory_ms(text: str, k, n: int, device: Device) -> float:
+        args = " ".join(f"--arg {p.name}={n}" for p in k.params)
+        sc = rewrites.scenario_for(text, k, parse_flags(f"--global {n} --local 256 {args}"))
+        return speedup_model.roofline_for(k, sc, device, code).memory_ms
+
+    # 1M floats in and out (8 MB): within half the 32 MB cache, at its 100 GB/s, not memory's 30
+    assert memory_ms(HORNER, ku, 1 << 20, pocl) == pytest.approx(8 * 2**20 / 100e6, rel=0.01)
+    # 8M floats (64 MB) do not stay in it; nor does anything on a device whose cache was not measured
+    assert memory_ms(HORNER, ku, 1 << 23, pocl) == pytest.approx(64 * 2**20 / 30e6, rel=0.01)
+    unmeasured = replace(pocl, cache_bandwidth_gbs=None)
+    assert memory_ms(HORNER, ku, 1 << 20, unmeasured) == pytest.approx(8 * 2**20 / 30e6, rel=0.01)
+    # a gather is bound by each line's latency, not by a stream: it keeps memory's bandwidth
+    kg = analyze_text(GATHER).kernel("gather")
+    assert kg is not None
+    cached = memory_ms(GATHER, kg, 1 << 16, pocl)
+    assert cached == pytest.approx(memory_ms(GATHER, kg, 1 << 16, unmeasured))
+
+
 
 # C = A B with a constant inner dimension: B is read down a column, N floats apart
 COLUMN = """
