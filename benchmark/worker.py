@@ -382,7 +382,7 @@ class Runner:
 
     # -- device profile --------------------------------------------------------------------------------
 
-    def peaks(self, passes: int = 3) -> dict[str, str | float]:
+    def peaks(self, passes: int = 3) -> dict[str, str | float | None]:
         """The best of ``passes`` measurements of each peak: a peak is what the device can do, and on a
         shared machine one pass can fall in a busy spell (PoCL's copy measured 8.4 GB/s during a test run
         and 33.6 GB/s idle on the same 2 cores), which would otherwise stay cached for good."""

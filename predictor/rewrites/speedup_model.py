@@ -167,7 +167,8 @@ def cached_stream(kernel: Any, traffic: rl.Traffic, device: Device) -> bool:
     memory's: what bounds them is each line's latency, which the memory's bandwidth stands in for."""
     if not device.cache_bandwidth_gbs or traffic.dram_bytes > device.cache_bytes / 2:
         return False
-    patterns = {a.pattern for a in getattr(kernel, "accesses", ()) if a.address_space in ("global", "constant")}
+    patterns = {a.pattern for a in getattr(kernel, "accesses", ())
+                if a.address_space in ("global", "constant")}
     return bool(patterns) and patterns <= {"contiguous", "uniform"}
 
 

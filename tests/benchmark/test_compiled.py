@@ -333,7 +333,8 @@ def test_inserts_from_memory_are_costed_as_blends():
 
 def test_masked_stores_do_not_overlap_the_rest_of_the_pass():
     store = "vmaskmovps\t%ymm6, %ymm11, (%rcx,%rsi,4)"
-    assert compiled.MASKED_STORE.match(store) and compiled.MASKED_STORE.match("vpmaskmovd %xmm1, %xmm7, 32(%rsi)")
+    assert compiled.MASKED_STORE.match(store)
+    assert compiled.MASKED_STORE.match("vpmaskmovd %xmm1, %xmm7, 32(%rsi)")
     assert not compiled.MASKED_STORE.match("vmaskmovps\t-8(%rax,%rsi,4), %ymm6, %ymm14")  # a masked load
     adds = [f"vpaddq\t%ymm{k % 5}, %ymm6, %ymm{k % 5}" for k in range(20)]
     alone, rest = compiled.mca([store]), compiled.mca(adds)
