@@ -155,6 +155,10 @@ def measure(pred: dict[str, Any], device_text: str, policy_name: str, rounds: in
                  for a, b in zip(r0, r1, strict=True))
         ratios = [a.median_ms / b.median_ms for a, b in zip(r0, r1, strict=True)] if ok else []
         c["ratios"] = ratios
+        # the same rounds by their fastest repetitions: a shared machine's slow spells only add time
+        c["ratios_min"] = [a.min_ms / b.min_ms for a, b in zip(r0, r1, strict=True)
+                           if a.min_ms and b.min_ms] if ok else []
+        c["measured_min"] = statistics.median(c["ratios_min"]) if c["ratios_min"] else None
         c["original_ms"] = statistics.median(a.median_ms for a in r0) if ok else m0.median_ms
         c["rewritten_ms"] = statistics.median(b.median_ms for b in r1) if ok else m1.median_ms
         c["original_cv"], c["rewritten_cv"] = m0.cv, m1.cv
@@ -172,7 +176,7 @@ def measure(pred: dict[str, Any], device_text: str, policy_name: str, rounds: in
 
 
 MEASURED_FIELDS = ("original_ms", "rewritten_ms", "original_cv", "rewritten_cv", "matches", "error",
-                   "measured", "ratios")
+                   "measured", "ratios", "ratios_min", "measured_min")
 
 
 def reuse(pred: dict[str, Any], old_pred: dict[str, Any], old_report: dict[str, Any]) -> dict[str, Any]:
@@ -207,6 +211,7 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
     diffs = [abs(c["predicted"] - c["measured"]) for c in rows]
     right = [direction(c["predicted"]) == direction(c["measured"]) for c in rows]
     strict = [(c["predicted"] >= 1) == (c["measured"] >= 1) for c in rows]
+    by_min = [c for c in rows if c.get("measured_min")]
     return {
         "cases": len(result["cases"]), "compared": len(rows),
         "outputs_match": sum(1 for c in result["cases"] if c.get("matches")),
@@ -214,7 +219,19 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
         "median_abs_difference": statistics.median(diffs) if diffs else None,
         "direction_accuracy": sum(right) / len(right) if right else None,
         "direction_accuracy_strict": sum(strict) / len(strict) if strict else None,
+        # how much the rounds of one case disagree (largest / smallest ratio), by medians and by minima
+        "round_spread": _median_spread(c.get("ratios") for c in rows),
+        "round_spread_min": _median_spread(c.get("ratios_min") for c in rows),
+        "median_relative_error_min": statistics.median(
+            abs(c["predicted"] - c["measured_min"]) / c["measured_min"] for c in by_min) if by_min else None,
+        "direction_accuracy_min": sum(direction(c["predicted"]) == direction(c["measured_min"])
+                                      for c in by_min) / len(by_min) if by_min else None,
     }
+
+
+def _median_spread(per_case: Any) -> float | None:
+    spreads = [max(r) / min(r) for r in per_case if r and len(r) > 1 and min(r) > 0]
+    return statistics.median(spreads) if spreads else None
 
 
 def markdown(result: dict[str, Any], s: dict[str, Any], command: str) -> str:
@@ -245,7 +262,13 @@ def markdown(result: dict[str, Any], s: dict[str, Any], command: str) -> str:
             f"- median |predicted - measured|: {s['median_abs_difference']:.3f}"
             if s["median_abs_difference"] is not None else "",
             f"- right direction (within {NO_CHANGE:.0%} of 1 = no change): {acc:.0%} (target >= 90%); "
-            f"strict faster/slower: {s['direction_accuracy_strict']:.0%}" if acc is not None else "", ""]
+            f"strict faster/slower: {s['direction_accuracy_strict']:.0%}" if acc is not None else ""]
+    if s.get("median_relative_error_min") is not None and s.get("round_spread"):
+        out += [f"- by the rounds' fastest repetitions instead of their medians: median error "
+                f"{s['median_relative_error_min']:.1%}, right direction {s['direction_accuracy_min']:.0%}; "
+                f"rounds of one case differ by a median factor of {s['round_spread_min']:.2f} (medians: "
+                f"{s['round_spread']:.2f})"]
+    out.append("")
     return "\n".join(out)
 
 
