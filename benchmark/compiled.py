@@ -47,9 +47,9 @@ guard). llvm-mca has its own time right (12 cycles for 8 lanes, 6 for 4) but run
 beside it, where the core, which builds it from microcode, runs little else meanwhile: one store and 20
 vector adds take 15 cycles and one store, 5 loads and 20 adds 17.4, where llvm-mca says 12. So a pass
 with masked stores costs at least llvm-mca's cycles for the rest of the pass plus its cycles for the
-stores alone (``mca``). On the 94 corpus kernels this took the median |log predicted/measured| from
-0.230 to 0.185; stencils with a bounds guard (``vblur``, ``box3``, ``blur5``) were costed at 0.67-0.78 of
-their time.
+stores alone (``mca``). On the 94 corpus kernels (session 10's times) this took the median |log
+predicted/measured| from 0.230 to 0.185; stencils with a bounds guard (``vblur``, ``box3``, ``blur5``)
+had been costed at 0.67-0.78 of their time.
 
 Only PoCL keeps its binaries where they can be read, so other devices get None, as do kernels whose code
 could not be built, counted (a crash, a timeout: the scenario runs once more, on one thread) or costed

@@ -386,7 +386,10 @@ class Runner:
         """The best of ``passes`` measurements of each peak: a peak is what the device can do, and on a
         shared machine one pass can fall in a busy spell (PoCL's copy measured 8.4 GB/s during a test run
         and 33.6 GB/s idle on the same 2 cores), which would otherwise stay cached for good."""
-        cache = int(self.device.global_mem_cache_size) // 8  # each of two buffers: a quarter of the cache
+        # a CPU's global memory cache is its last level; each of two buffers is an eighth of it. A GPU's
+        # (NVIDIA's H200: 4 MiB, its L1s) is too small for a copy there to measure more than its launch
+        cpu = bool(self.device.type & cl.device_type.CPU)
+        cache = int(self.device.global_mem_cache_size) // 8 if cpu else 0
         return {"type": "peaks", "peak_bandwidth_gbs": max(self._peak_bandwidth() for _ in range(passes)),
                 "peak_gflops": max(self._peak_flops() for _ in range(passes)),
                 "cache_bandwidth_gbs": max(self._peak_bandwidth(cache) for _ in range(passes))

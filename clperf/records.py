@@ -129,7 +129,7 @@ class Device:
     peak_bandwidth_gbs: float | None = None  # measured with a copy kernel
     peak_gflops: float | None = None  # measured with an FMA kernel (single precision)
     cache_bytes: int = 0  # the global memory cache (CL_DEVICE_GLOBAL_MEM_CACHE_SIZE): a CPU's last level
-    cache_bandwidth_gbs: float | None = None  # the copy kernel's, on a quarter of ``cache_bytes``
+    cache_bandwidth_gbs: float | None = None  # the copy kernel's, on a quarter of ``cache_bytes`` (CPUs)
     source: Literal["discovered", "profile"] = "discovered"
 
     def matches(self, text: str) -> bool:

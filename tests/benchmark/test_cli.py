@@ -24,6 +24,25 @@ def test_devices_json(capsys):
         assert key in d
     assert d["type"] in ("gpu", "cpu", "accelerator")
     assert d["peak_bandwidth_gbs"] > 0 and d["peak_gflops"] > 0  # measured once, then cached
+    for d in devices:  # a CPU's copy within its last-level cache: faster than from memory
+        if d["type"] == "cpu" and d["cache_bytes"] >= 1 << 20:
+            assert d["cache_bandwidth_gbs"] > d["peak_bandwidth_gbs"]
+
+
+def test_peaks_cached_before_the_cache_bandwidth_was_measured_are_measured_again(tmp_path, monkeypatch):
+    from clperf.benchmark import devices as devs
+
+    monkeypatch.setenv("CLPERF_HOME", str(tmp_path))
+    d = devs.select("pocl")
+    path = devs.cache_path(d)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = {"key": d.key, "peak_bandwidth_gbs": 30.0, "peak_gflops": 20.0}
+    path.write_text(json.dumps(old))
+    assert devs._cached_peaks(d) is None  # no cache_bandwidth_gbs: measured again
+    path.write_text(json.dumps({**old, "cache_bandwidth_gbs": 90.0}))
+    assert devs._cached_peaks(d) == {**old, "cache_bandwidth_gbs": 90.0}
+    path.write_text("[1, 2]")  # a corrupt cache is measured again, not an error
+    assert devs._cached_peaks(d) is None
 
 
 def test_bench_json_shape():
