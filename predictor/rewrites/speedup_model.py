@@ -163,7 +163,7 @@ def cached_stream(kernel: Any, traffic: rl.Traffic, device: Device) -> bool:
     """Whether a launch streams data that stays in the device's cache between launches: every global
     access contiguous (or the same element for all), and what the launch moves at most half the cache.
     Its traffic then moves at the copy kernel's bandwidth within the cache (``cache_bandwidth_gbs``;
-    PoCL on this host: 98 GB/s against 28-34 GB/s from memory). Gathers and strided reads keep the
+    PoCL on this host: 92-98 GB/s against 28-34 GB/s from memory). Gathers and strided reads keep the
     memory's: what bounds them is each line's latency, which the memory's bandwidth stands in for."""
     if not device.cache_bandwidth_gbs or traffic.dram_bytes > device.cache_bytes / 2:
         return False

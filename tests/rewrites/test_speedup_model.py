@@ -131,6 +131,7 @@ def test_pocls_own_code_replaces_the_compute_guess() -> None:
     # the code is asked for only on the PoCL device at hand, not for a profile's
     assert speedup_model.cpu_code(HORNER, "horner", sc, pocl) is None
 
+
 GATHER = """
 __kernel void gather(__global const int* idx, __global const float* x, __global float* y) {
     int i = get_global_id(0);
