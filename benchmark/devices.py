@@ -83,8 +83,8 @@ def _cached_peaks(device: Device) -> dict[str, float] | None:
         data = json.loads(cache_path(device).read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or data.get("key") != device.key or "cache_bandwidth_gbs" not in data:
-        return None  # another device's, or measured before the cache's bandwidth was: measure again
+    if not isinstance(data, dict) or data.get("key") != device.key:
+        return None
     return data
 
 
@@ -125,7 +125,8 @@ def discover(measure: bool = True, remeasure: bool = False) -> list[Device]:
     devices = []
     for d in _listed():
         cached = None if remeasure else _cached_peaks(d)
-        if cached is not None:
+        # peaks cached before the cache's bandwidth was measured serve until a caller may measure
+        if cached is not None and not (measure and "cache_bandwidth_gbs" not in cached):
             d = _with_peaks(d, cached)
         elif measure:
             d = measure_peaks(d)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from clperf.cli import main
+from clperf.records import Device
 
 DATA = Path(__file__).parent / "data"
 ISSUE_KEYS = {"kernel", "file", "device", "scenario", "status", "error", "median_ms", "min_ms", "cv",
@@ -33,16 +34,26 @@ def test_peaks_cached_before_the_cache_bandwidth_was_measured_are_measured_again
     from clperf.benchmark import devices as devs
 
     monkeypatch.setenv("CLPERF_HOME", str(tmp_path))
-    d = devs.select("pocl")
-    path = devs.cache_path(d)
+    pocl = next(d for d in devs.discover(measure=False) if d.matches("pocl"))
+    path = devs.cache_path(pocl)
     path.parent.mkdir(parents=True, exist_ok=True)
-    old = {"key": d.key, "peak_bandwidth_gbs": 30.0, "peak_gflops": 20.0}
+    old = {"key": pocl.key, "peak_bandwidth_gbs": 1.5, "peak_gflops": 2.5}
     path.write_text(json.dumps(old))
-    assert devs._cached_peaks(d) is None  # no cache_bandwidth_gbs: measured again
-    path.write_text(json.dumps({**old, "cache_bandwidth_gbs": 90.0}))
-    assert devs._cached_peaks(d) == {**old, "cache_bandwidth_gbs": 90.0}
-    path.write_text("[1, 2]")  # a corrupt cache is measured again, not an error
-    assert devs._cached_peaks(d) is None
+
+    def found() -> Device:
+        return next(d for d in devs.discover(measure=measure) if d.key == pocl.key)
+
+    # a caller that does not measure (the language server) keeps the old peaks, without the cache's
+    measure = False
+    assert (found().peak_bandwidth_gbs, found().cache_bandwidth_gbs) == (1.5, None)
+    # one that may measure measures them all again, once
+    measure = True
+    again = found()
+    assert again.peak_bandwidth_gbs != 1.5 and again.cache_bandwidth_gbs
+    assert "cache_bandwidth_gbs" in json.loads(path.read_text())
+    path.write_text("[1, 2]")  # a corrupt cache is no cache, not an error
+    measure = False
+    assert found().peak_bandwidth_gbs is None
 
 
 def test_bench_json_shape():
