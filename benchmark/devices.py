@@ -126,7 +126,7 @@ def discover(measure: bool = True, remeasure: bool = False) -> list[Device]:
     for d in _listed():
         cached = None if remeasure else _cached_peaks(d)
         # peaks cached before the cache's bandwidth was measured serve until a caller may measure
-        if cached is not None and not (measure and "cache_bandwidth_gbs" not in cached):
+        if cached is not None and ("cache_bandwidth_gbs" in cached or not measure):
             d = _with_peaks(d, cached)
         elif measure:
             d = measure_peaks(d)

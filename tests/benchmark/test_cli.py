@@ -40,20 +40,18 @@ def test_peaks_cached_before_the_cache_bandwidth_was_measured_are_measured_again
     old = {"key": pocl.key, "peak_bandwidth_gbs": 1.5, "peak_gflops": 2.5}
     path.write_text(json.dumps(old))
 
-    def found() -> Device:
+    def found(measure: bool) -> Device:
         return next(d for d in devs.discover(measure=measure) if d.key == pocl.key)
 
     # a caller that does not measure (the language server) keeps the old peaks, without the cache's
-    measure = False
-    assert (found().peak_bandwidth_gbs, found().cache_bandwidth_gbs) == (1.5, None)
+    kept = found(measure=False)
+    assert (kept.peak_bandwidth_gbs, kept.cache_bandwidth_gbs) == (1.5, None)
     # one that may measure measures them all again, once
-    measure = True
-    again = found()
+    again = found(measure=True)
     assert again.peak_bandwidth_gbs != 1.5 and again.cache_bandwidth_gbs
     assert "cache_bandwidth_gbs" in json.loads(path.read_text())
     path.write_text("[1, 2]")  # a corrupt cache is no cache, not an error
-    measure = False
-    assert found().peak_bandwidth_gbs is None
+    assert found(measure=False).peak_bandwidth_gbs is None
 
 
 def test_bench_json_shape():
