@@ -43,11 +43,12 @@ static double now(void) {
     struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 int main(void) {
+    for (int k = 0; k < 16; k++) A[k] = 16 * k;  /* gather indices: 16 lines apart */
     long n = %(n)d;
     double t0 = now();
     for (long i = 0; i < n; i++) {
         __asm__ volatile(%(body)s :: "S"(A) : "rax", "rcx", "rdx", "xmm0", "xmm1", "xmm2", "xmm3",
-                         "xmm4", "xmm5", "xmm6", "xmm7", "memory", "cc");
+                         "xmm4", "xmm5", "xmm6", "xmm7", %(more)s"memory", "cc");
     }
     printf("%%.6f\n", (now() - t0) * 1e9 / n);  /* ns per pass */
     return 0;
@@ -56,13 +57,18 @@ int main(void) {
 
 
 def asm_string(lines: list[str]) -> str:
-    return "\n".join('"' + x.replace("%", "%%") + '\\n"' for x in lines)
+    return "\n".join('"' + x.replace("%", "%%").replace("{", "%{").replace("}", "%}") + '\\n"' for x in lines)
 
 
-def ns_per_pass(cc: str, folder: Path, name: str, lines: list[str], n: int) -> float:
+def ns_per_pass(cc: str, folder: Path, name: str, lines: list[str], n: int, avx512: bool = False) -> float:
+    """Median ns per pass of ``lines`` (AT&T assembly; ``%rsi`` points at a zeroed array whose first 16
+    ints are gather indices 16 apart) over ``n`` passes, of 5 runs. ``avx512``: the code uses ``zmm8``
+    and ``k1`` too."""
     src, exe = folder / f"{name}.c", folder / name
-    src.write_text(HARNESS % {"n": n, "body": asm_string(lines)})
-    subprocess.run([cc, "-O2", "-o", str(exe), str(src)], check=True, capture_output=True)
+    more = '"xmm8", "k1", ' if avx512 else ""
+    src.write_text(HARNESS % {"n": n, "body": asm_string(lines), "more": more})
+    flags = ["-mavx512f"] if avx512 else []
+    subprocess.run([cc, "-O2", *flags, "-o", str(exe), str(src)], check=True, capture_output=True)
     return statistics.median(float(subprocess.run([str(exe)], check=True, capture_output=True,
                                                   text=True).stdout) for _ in range(5))
 
@@ -127,7 +133,40 @@ def main() -> int:
             real = ns_per_pass(cc, folder, "masked", lines, 2_000_000) * ghz
             print(f"masked store (vmaskmovps, 8 lanes) {what}: {real:.1f} core cycles a pass, llvm-mca "
                   f"{compiled.mca_text(chr(10).join(lines)):.1f}, compiled.mca {compiled.mca(lines):.1f}")
+        gathers(cc, folder, ghz)
     return 0
+
+
+def gathers(cc: str, folder: Path, ghz: float) -> None:
+    """Gathers (AVX2: ``vpgatherdd`` of 8 ints; AVX-512 where the CPU has it: ``vpgatherqd`` of 8,
+    ``vpgatherdd`` of 16, and scatters of 4, 8 and 16 elements), four independent ones a pass."""
+    from clperf.benchmark import compiled
+
+    def line(what: str, lines: list[str], count: int, avx512: bool) -> None:
+        real = ns_per_pass(cc, folder, "gather", lines, 1_000_000, avx512) * ghz / 4
+        print(f"{what}: {real:.1f} core cycles each ({real / count:.2f} an element), llvm-mca "
+              f"{compiled.mca_text(chr(10).join(lines)) / 4:.1f}, compiled.mca "
+              f"{compiled.mca(lines) / 4:.1f}")
+
+    avx2 = ["vmovdqu (%rsi), %ymm7"]
+    for k in range(4):
+        avx2 += ["vpcmpeqd %ymm6, %ymm6, %ymm6", f"vpgatherdd %ymm6, {4 * k}(%rsi,%ymm7,4), %ymm{k}"]
+    line("gather vpgatherdd, 8 ints (ymm indices)", avx2, 8, False)
+    if "avx512f" not in Path("/proc/cpuinfo").read_text():
+        return
+    for what, op, index, data, count in (
+            ("gather vpgatherqd, 8 ints (zmm indices)", "vpgatherqd", "zmm8", "ymm", 8),
+            ("gather vpgatherdd, 16 ints (zmm indices)", "vpgatherdd", "zmm8", "zmm", 16),
+            ("scatter vscatterqps, 4 floats (ymm indices)", "vscatterqps", "ymm8", "xmm", 4),
+            ("scatter vscatterqps, 8 floats (zmm indices)", "vscatterqps", "zmm8", "ymm", 8),
+            ("scatter vscatterdps, 16 floats (zmm indices)", "vscatterdps", "zmm8", "zmm", 16)):
+        wide = "gatherq" in op or "scatterq" in op  # 64-bit indices
+        lines = [f"vpmovzxdq (%rsi), %{index}" if wide else f"vmovdqu32 (%rsi), %{index}"]
+        for k in range(4):
+            operands = (f"{4 * k}(%rsi,%{index},4), %{data}{k} {{%k1}}" if "gather" in op
+                        else f"%{data}{k}, {4096 + 4 * k}(%rsi,%{index},4) {{%k1}}")
+            lines += ["kxnorw %k0, %k0, %k1", f"{op} {operands}"]
+        line(what, lines, count, True)
 
 
 if __name__ == "__main__":

@@ -22,10 +22,12 @@ def clperf_home(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="session")
 def pocl():
-    """PoCL, the CPU OpenCL runtime every test machine has; tests that need it skip without it."""
+    """PoCL, the CPU OpenCL runtime every test machine has, its peaks measured (once per session, into the
+    tests' private folder: predictions need them, whichever test runs first); tests that need it skip
+    without it."""
     from clperf.benchmark.devices import select
 
     try:
-        return select("pocl")
+        return select("pocl", measure=True)
     except Exception as e:  # noqa: BLE001
         pytest.skip(f"no PoCL device: {e}")

@@ -184,6 +184,9 @@ def roofline_for(kernel: Any, scenario: Scenario, device: Device, code: Any = No
         compute_ms = cycles / (max(1, device.compute_units) * device.clock_mhz * 1e3)
         if cached_stream(kernel, t, device):
             bw = max(bw, float(device.cache_bandwidth_gbs or 0.0))
+        # the code's loads and stores are in its cycles (llvm-mca's ports, L1 refills): of the traffic only
+        # what reaches memory is left, not the roofline's issued bytes, which count a GPU's segments
+        t = replace(t, issued_bytes=t.dram_bytes, local_bytes=0.0)
         return rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured,
                            compute_ms=compute_ms)
     lanes = float(facts.loop_free_simd_lanes)

@@ -345,6 +345,26 @@ def test_masked_stores_do_not_overlap_the_rest_of_the_pass():
     assert compiled.mca(adds + ["vmovups\t%ymm1, (%rsi)"]) < alone  # a plain store is left to llvm-mca
 
 
+def test_gathers_and_scatters_cost_their_elements_and_do_not_overlap_the_rest_of_the_pass():
+    gather = "vpgatherdd\t%ymm9, 4(%rsi,%ymm7,4), %ymm8"  # AVX2: 8 ints by 32-bit indices
+    each = compiled.ELEMENT_CYCLES
+    assert compiled.gather_cycles(gather) == pytest.approx(8 * each["gather"])
+    assert compiled.gather_cycles("vpgatherqd\t8(%rax,%zmm12,4), %ymm13 {%k1}") == pytest.approx(
+        8 * each["gather"])  # 8 64-bit indices
+    assert compiled.gather_cycles("vpgatherdd\t(%rax,%zmm1,4), %zmm2 {%k1}") == pytest.approx(
+        16 * each["gather"])
+    assert compiled.gather_cycles("vscatterqps\t%xmm6, (%r8,%ymm5,4) {%k1}") == pytest.approx(
+        4 * each["scatter"])
+    assert compiled.gather_cycles("vmovups\t(%rax,%rcx,4), %ymm1") == 0.0
+    assert compiled.gather_cycles("vpinsrd\t$1, 4(%rax), %xmm0, %xmm0") == 0.0
+    adds = [f"vpaddq\t%ymm{k % 5}, %ymm6, %ymm{k % 5}" for k in range(20)]
+    rest = compiled.mca(adds)
+    # llvm-mca takes a gather for about a cycle of throughput; the core builds it from microcode,
+    # element by element, and runs little else meanwhile
+    assert compiled.mca_text("\n".join([gather, *adds])) < rest + 4
+    assert compiled.mca([gather, *adds]) == pytest.approx(rest + 8 * each["gather"])
+
+
 def test_instrumented_ir_counts_every_block_after_its_phis_and_compiles():
     ll = """\
 target triple = "x86_64-pc-linux-gnu"

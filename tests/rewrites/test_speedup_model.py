@@ -168,6 +168,38 @@ def test_a_stream_that_stays_in_the_cache_moves_at_the_caches_bandwidth() -> Non
     assert cached == pytest.approx(memory_ms(GATHER, kg, 1 << 16, unmeasured))
 
 
+# each work-item sums its own row of 10 ints: strided across work-items, contiguous along its loop
+ROWSUM = """
+__kernel void rowsum(__global const int* a, __global int* out) {
+    int i = get_global_id(0);
+    int s = 0;
+    for (int j = 0; j < 10; j++) {
+        s += a[i * 10 + j];
+    }
+    out[i] = s;
+}
+"""
+
+
+def test_on_the_counted_code_the_memory_side_is_what_reaches_memory() -> None:
+    from dataclasses import replace
+
+    from clperf.benchmark.compiled import CompiledCode
+
+    pocl = replace(_pocl(), peak_bandwidth_gbs=30.0, peak_gflops=25.0, cache_bytes=None,
+                   cache_bandwidth_gbs=None)
+    k = analyze_text(ROWSUM).kernel("rowsum")
+    assert k is not None
+    n = 1 << 20
+    flags = f"--global {n} --local 256 --arg a={10 * n} --arg out={n}"
+    sc = rewrites.scenario_for(ROWSUM, k, parse_flags(flags))
+    guessed = speedup_model.roofline_for(k, sc, pocl)
+    counted = speedup_model.roofline_for(k, sc, pocl, CompiledCode(cycles=1.0, work_items=n))
+    # the roofline's issued bytes charge each strided read a GPU's segment share (40 of its 4 bytes);
+    # the CPU's loads are in the code's cycles, and what reaches memory is the 44 MB of a and out
+    assert counted.memory_ms == pytest.approx(44 * n / 30e6, rel=0.01)
+    assert guessed.memory_ms > 2 * counted.memory_ms
+
 
 # C = A B with a constant inner dimension: B is read down a column, N floats apart
 COLUMN = """
