@@ -59,7 +59,7 @@ element after another: 1.05-1.25 cycles an element for a gather (8 ints in 8.4-9
 1.5-1.9 for a scatter, and the rest of the pass waits (4 gathers and 40 vector adds: 46 cycles, the
 gathers alone 39). So they are costed like the masked stores, apart from the rest of the pass, at
 ``ELEMENT_CYCLES`` per element. On this Zen 4, the unrolled ``rowsum10`` (10 gathers per 8 work-items) went
-from 3.6x faster than its original in llvm-mca to 0.39x (measured 0.43x) and the 93 corpus kernels'
+from 3.6x faster than its original in llvm-mca to 0.46x (measured 0.43-0.44x) and the 93 corpus kernels'
 median |log predicted/measured| from 0.365 to 0.288 (with the traffic change of ``speedup_model``).
 
 Only PoCL keeps its binaries where they can be read, so other devices get None, as do kernels whose code
@@ -113,7 +113,7 @@ MASKED_STORE = re.compile(r"^v(?:p)?maskmov[a-z]*\s+%[xyz]mm\d+,\s*%[xyz]mm\d+,\
 # a gather or a scatter (AVX2's vpgatherdd, AVX-512's vpgatherqd ... {%k1}, vscatterqps): index size (d/q)
 # and the index register, whose lanes are its elements; the core builds it from microcode, element by element
 GATHER = re.compile(r"^v(?:p)?(gather|scatter)([dq])[a-z]*\s.*\(%?\w*,\s*%([xyz])mm\d+")
-# core cycles per element a gather reads or a scatter writes (cpu_core_facts.py, Zen 4: 1.05-1.25, 1.8-1.9)
+# core cycles per element a gather reads or a scatter writes (cpu_core_facts.py, Zen 4: 1.05-1.25, 1.5-1.9)
 ELEMENT_CYCLES = {"gather": 1.15, "scatter": 1.9}
 L1_FILL_CYCLES = 3.3  # core cycles per line the L1 data cache refills from L2 (cpu_core_facts.py: 3.3)
 # what a costing depends on besides the kernel, its scenario and the device (for caches across processes):
