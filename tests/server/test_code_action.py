@@ -73,7 +73,14 @@ async def test_local_cache_rewrite(client: LanguageClient, lsp) -> None:
 
 @pytest.mark.e2e
 async def test_on_the_local_pocl_code_actions_do_not_wait_for_its_counted_code(bare: LanguageClient, lsp,
-                                                                              tmp_path) -> None:
+                                                                              tmp_path, pocl) -> None:
+    import shutil
+
+    from clperf.paths import state_dir
+
+    # the user ran `clperf devices` (the pocl fixture measured its peaks): a device without a profile
+    # (PoCL on a CPU no profile names) has no prediction before that
+    shutil.copytree(state_dir() / "devices", tmp_path / "state" / "devices")
     await lsp.start(bare, "visual-studio-code", {"cacheDirectory": str(tmp_path / "state"),
                                                  "device": "portable"})
     text = lsp.fixture_text("kernels.cl")
