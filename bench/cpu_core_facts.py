@@ -18,7 +18,10 @@ measured with small assembly loops, next to what llvm-mca's model of the CPU say
   hands them to llvm-mca;
 * a masked store (``vmaskmovps`` of 8 lanes: how LLVM vectorises a guarded store) alone, then with 20
   vector adds and with 5 loads and 20 adds in the same pass: core cycles measured, llvm-mca's cycles
-  and ``compiled.mca``'s, which keeps the store apart from the rest of the pass.
+  and ``compiled.mca``'s, which keeps the store apart from the rest of the pass;
+* scalar FMAs, which llvm-mca's Zen 4 model runs at one a cycle (packed ones at two);
+* gathers and scatters of 4-16 elements (AVX2's, and AVX-512's where the CPU has it): core cycles each
+  and per element, llvm-mca's and ``compiled.mca``'s (``ELEMENT_CYCLES`` per element).
 
 Each loop runs 2-5 million times; the figure is the median of 5 runs. Needs a C compiler (``cc``,
 ``gcc`` or ``clang``) and llvm-mca.
@@ -133,6 +136,12 @@ def main() -> int:
             real = ns_per_pass(cc, folder, "masked", lines, 2_000_000) * ghz
             print(f"masked store (vmaskmovps, 8 lanes) {what}: {real:.1f} core cycles a pass, llvm-mca "
                   f"{compiled.mca_text(chr(10).join(lines)):.1f}, compiled.mca {compiled.mca(lines):.1f}")
+        fmas = [f"vfmadd231ss %xmm6, %xmm7, %xmm{k % 6}" for k in range(32)]
+        real = ns_per_pass(cc, folder, "fma", fmas, 2_000_000) * ghz
+        print(f"scalar FMA (vfmadd231ss), 32 in 6 chains: {real:.1f} core cycles a pass, llvm-mca "
+              f"{compiled.mca_text(chr(10).join(fmas)):.1f} (packed, vfmadd231ps: "
+              f"{compiled.mca_text(chr(10).join(f.replace('ss ', 'ps ') for f in fmas)):.1f}; not corrected, "
+              f"docs/rewrites.md)")
         gathers(cc, folder, ghz)
     return 0
 
