@@ -621,12 +621,12 @@ def mca(instructions: list[str]) -> float:
     the module's docstring), and at least the rest of the pass plus its microcoded instructions, which do
     not overlap it (the module's docstring): masked stores at llvm-mca's cycles for them alone, gathers and
     scatters at ``ELEMENT_CYCLES`` per element."""
-    micro = [i for i in instructions if MASKED_STORE.match(i) or GATHER.match(i)]
-    if not micro:
+    stores = [i for i in instructions if MASKED_STORE.match(i)]
+    gathered = sum(map(gather_cycles, instructions))
+    if not stores and not gathered:
         return _mca(instructions)
     rest = [i for i in instructions if not (MASKED_STORE.match(i) or GATHER.match(i))]
-    stores = [i for i in micro if MASKED_STORE.match(i)]
-    return max(_mca(instructions), _mca(rest) + _mca(stores) + sum(map(gather_cycles, micro)))
+    return max(_mca(instructions), _mca(rest) + _mca(stores) + gathered)
 
 
 def gather_cycles(instruction: str) -> float:

@@ -186,7 +186,7 @@ def test_on_the_counted_code_the_memory_side_is_what_reaches_memory() -> None:
 
     from clperf.benchmark.compiled import CompiledCode
 
-    pocl = replace(_pocl(), peak_bandwidth_gbs=30.0, peak_gflops=25.0, cache_bytes=None,
+    pocl = replace(_pocl(), peak_bandwidth_gbs=30.0, peak_gflops=25.0, cache_bytes=0,
                    cache_bandwidth_gbs=None)
     k = analyze_text(ROWSUM).kernel("rowsum")
     assert k is not None
