@@ -89,6 +89,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from clperf.benchmark import core_run
 from clperf.benchmark.runner import benchmark
 from clperf.benchmark.timing import Policy
 
@@ -118,7 +119,8 @@ ELEMENT_CYCLES = {"gather": 1.15, "scatter": 1.9}
 L1_FILL_CYCLES = 3.3  # core cycles per line the L1 data cache refills from L2 (cpu_core_facts.py: 3.3)
 # what a costing depends on besides the kernel, its scenario and the device (for caches across processes):
 # bump the first part when the counting or costing changes
-COST_VERSION = (f"3:{TAKEN_CYCLES}:{LOCKED_CYCLES}:{sorted(DIVIDE_CYCLES.items())}"
+COST_VERSION = (f"4:{core_run.compiler() is not None}:{TAKEN_CYCLES}:{LOCKED_CYCLES}"
+                f":{sorted(DIVIDE_CYCLES.items())}"
                 f":{sorted(ELEMENT_CYCLES.items())}:{INSERT_FROM_MEMORY.pattern}:{CAP}:{MAX_PASSES}")
 BACKGROUND_RUNS = 4  # costings at once for callers with a wait budget: one code action's versions
 ONCE = Policy(warmup=0, min_repetitions=1, max_repetitions=1, min_total_ms=0.0, stable_rel=None, batch=1)
@@ -489,13 +491,25 @@ def launch_cycles(code: list[Block], counts: dict[str, int],
         whole = size(h) <= CAP
         body = size(h) if whole else sum(len(b.instructions) * runs[b.label] for b in own[h]) / passes[h]
         k = max(1, min(MAX_PASSES, int(CAP // max(1.0, body))))
-        per = max(mca(sequence(h, k, inner=whole)) / k, TAKEN_CYCLES * per_pass(taken, h, whole),
+        per = max(pass_cycles(sequence(h, k, inner=whole)) / k, TAKEN_CYCLES * per_pass(taken, h, whole),
                   LOCKED_CYCLES * per_pass(locked, h, whole), per_pass(divides, h, whole))
         notes.append(f"{name}: {passes[h]} passes, {per:.3g} cycles each"
                      + ("" if whole else " without its inner loops"))
         return passes[h] * per + (0.0 if whole else sum(cost(c) for c in children[h]))
 
     return cost(None), notes
+
+
+def pass_cycles(instructions: list[str]) -> float:
+    """Cycles of a pass of ``instructions`` run over and over: the geometric mean of llvm-mca's (``mca``)
+    and of a run on this machine's cores (``core_run``, with gathers and scatters costed apart as in
+    ``mca``), each blind to what the other sees; llvm-mca's alone where the run cannot be made."""
+    model = mca(instructions)
+    core = core_run.cycles(instructions)
+    if core is None or model <= 0.0:
+        return model
+    core += sum(map(gather_cycles, instructions))
+    return math.sqrt(model * core) if core > 0.0 else model
 
 
 def is_locked(instruction: str) -> bool:

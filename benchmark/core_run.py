@@ -1,0 +1,230 @@
+"""The cycles of a straight run of PoCL's instructions on this machine's own cores.
+
+``compiled.launch_cycles`` hands llvm-mca K passes of each loop's body; llvm-mca's cycles for them come
+from its scheduling model of the CPU, which is measured wrong in places that decide unroll gains. On the
+AMD Zen 4 these rules were measured on (``bench/cpu_core_facts.py``), llvm-mca runs scalar FMAs at one a
+cycle (the core: two), costs a read folded into arithmetic at the whole load latency on its register chain
+(``addl (%rsi), %eax``: 5 cycles a pass where the core takes 2), and an int-to-float conversion at a cycle
+where the core, with FMAs beside it, takes nearly two. ``unroll_outside_counter``'s loop of a conversion,
+a multiply and an FMA was costed 1.13x faster unrolled; it is 1.76x.
+
+So the same instructions are also run here, as they are: assembled after a prologue into a function that
+repeats them (``ASM``), timed by a small C driver (the best of 5 runs), the nanoseconds turned into
+cycles at the core's own clock (256 dependent adds, measured once per process). Nothing else of the kernel
+is run, so some things are changed so that the instructions can run anywhere:
+
+* every memory operand reads or writes a private buffer instead (``runnable``): one region per base and
+  index register of the reads, another per base and index of the writes, so that a write never feeds a
+  read of a later pass (their addresses move with the work-item in the kernel; llvm-mca assumes the same),
+  at the operand's own displacement, so that arrays keep their extent; spill slots (``%rsp`` or
+  ``%rbp`` and no index) are one region, reads and writes, as they are in the kernel. The regions'
+  offsets differ in their low 12 bits: a write and a read 4 KB apart stall the core's reads (4K aliasing)
+  where the kernel's would not;
+* AVX-512 masks on reads and writes are dropped and AVX2's masked stores get an all-ones mask: a mask of
+  zeros, which the registers' arbitrary values can give, costs about 500 cycles a store in microcode;
+  the kernel's masks are all ones but at a grid's edge;
+* gathers and scatters are left out (``compiled.mca`` costs them apart from the rest of the pass, at
+  ``ELEMENT_CYCLES`` each), as are jumps, calls, returns, pushes and pops (as for llvm-mca), writes to
+  ``%rsp`` and integer divisions (``compiled.for_mca``'s multiplies in their place);
+* floats are flushed to zero, so that the registers' values give no denormal slow paths;
+* a sequence with an instruction that reads or writes memory that is not named (string instructions),
+  or that may trap or stop (``syscall``, ``ud2`` ...) is not run: None.
+
+Neither figure is right alone: the run here has no address dependencies (reads do not wait for their
+index) and no store forwarding between passes, which llvm-mca keeps, and llvm-mca has the errors above.
+``compiled.launch_cycles`` takes the geometric mean of the two. Measured on the 35 verified rewrites
+(``bench/rewrite_speedups.py``), llvm-mca alone gave a median error of 17.4% (89% right direction), this
+run alone 15.6% (86%), their mean 15.4% (89%); on the 93 corpus kernels' times
+(``bench/pocl_code_times.py``) the median |log predicted/measured| went from 0.333 to 0.321 and 0.316.
+
+Needs x86-64 and a C compiler (``cc``, ``gcc`` or ``clang``) that assembles AT&T syntax; else None, and
+llvm-mca's cycles stand alone. Runs are serialised in a process (one core each, the other one free for
+the machine) and cached by the text they ran.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import platform
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+# disp(base, index, scale), disp alone allowed: 8(%rdi), (%rsi,%rcx,4), .LCPI1_0(%rip), -8(%rsp)
+MEMORY = re.compile(r"(-?[\w.$+-]*)\((%\w*)?(?:,\s*(%\w+))?(?:,\s*(\d))?\)")
+MASK = re.compile(r"\s*\{%k[1-7]\}(\s*\{z\})?")
+NOT_RUN = re.compile(r"^(rep|movs[bwlq]?$|stos|lods|cmps[bwlq]?$|scas|syscall|sysenter|int|ud|hlt|cpuid|"
+                     r"xlat|enter|leave|in[bwl]?$|out|lock|xchg|cmpxchg|rdrand|rdseed|wrfsbase|xsave|xrstor)")
+SKIP = ("j", "nop", "ret", "call", "push", "pop")
+WRITES_RSP = re.compile(r",\s*%[re]?sp$")
+REGION = 66560  # 65 KB: regions 1 KB apart in their low 12 bits (no 4K aliasing between them)
+REGIONS = 15
+BUFFER = 4096 + REGION * REGIONS
+TARGET_INSTRUCTIONS = 3_000_000  # per timed run: about 1 ms
+PASSES_PER_LOOP = 400  # instructions at least between two decrements of the run's counter
+
+ASM = """.bss
+.p2align 6
+clperf_buf: .zero {buffer}
+.text
+.globl clperf_sequence
+clperf_sequence:
+ pushq %rbp
+ pushq %rbx
+ pushq %r12
+ pushq %r13
+ pushq %r14
+ pushq %r15
+ movq %rsp, %rax
+ subq $64, %rsp
+ andq $-64, %rsp
+ movq %rax, (%rsp)
+ movq %rdi, 8(%rsp)
+ stmxcsr 16(%rsp)
+ orl $0x8040, 16(%rsp)
+ ldmxcsr 16(%rsp)
+ .p2align 6
+.Lclperf_pass:
+{body}
+ decq 8(%rsp)
+ jnz .Lclperf_pass
+ vzeroupper
+ movq (%rsp), %rsp
+ popq %r15
+ popq %r14
+ popq %r13
+ popq %r12
+ popq %rbx
+ popq %rbp
+ ret
+"""
+
+DRIVER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+void clperf_sequence(long n);
+static double now(void) {
+    struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+int main(int argc, char** argv) {
+    long n = atol(argv[1]); double best = 1e30;
+    for (int r = 0; r < 5; r++) {
+        double t0 = now(); clperf_sequence(n); double t = (now() - t0) * 1e9 / n;
+        if (t < best) best = t;
+    }
+    printf("%.6f\n", best);  /* ns per run of the body */
+    return 0;
+}
+"""
+
+_lock = threading.Lock()
+_cache: dict[str, float | None] = {}
+
+
+@functools.lru_cache(maxsize=1)
+def compiler() -> str | None:
+    """A C compiler that assembles x86-64, or None (another architecture, or none installed)."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return None
+    return next((c for c in ("cc", "gcc", "clang") if shutil.which(c)), None)
+
+
+def runnable(instructions: list[str]) -> list[str] | None:
+    """``instructions`` (llc's AT&T assembly, one pass sequence of ``launch_cycles``) as they are run here
+    (the module's docstring): memory operands moved into the private buffer, masks dropped, gathers,
+    scatters, jumps and writes to ``%rsp`` left out; None when one of them must not run here."""
+    from clperf.benchmark import compiled
+
+    regions: dict[tuple[str | None, ...], int] = {}
+    symbols: dict[str, int] = {}
+    out: list[str] = []
+    for line in instructions:
+        op = line.split()[0]
+        if op.startswith(SKIP) or compiled.GATHER.match(line):
+            continue
+        if NOT_RUN.match(op):
+            return None
+        for x in compiled.for_mca(line):
+            if WRITES_RSP.search(x):
+                continue
+            if op.startswith("lea") or "(" not in x:
+                out.append(x)
+                continue
+            if compiled.MASKED_STORE.match(x):
+                mask = x.split(",")[1].strip()
+                out.append(f"vpcmpeqd {mask}, {mask}, {mask}")
+            out.append(MEMORY.sub(lambda m: _moved(m, regions, symbols), MASK.sub("", x)))
+    return out
+
+
+def _moved(m: re.Match[str], regions: dict[tuple[str | None, ...], int], symbols: dict[str, int]) -> str:
+    disp, base, index, scale = m.groups()
+    write = not re.search(r",\s*%", MASK.sub("", m.string[m.end():]))  # AT&T: the last operand is written
+    spill = base in ("%rsp", "%rbp") and not index
+    key = ("spill", base) if spill else ("write" if write else "read", base, index, scale)
+    region = regions.setdefault(key, len(regions)) % REGIONS
+    try:
+        offset = int(disp, 0) % (REGION - 1024) if disp else 0
+    except ValueError:  # a symbol: a constant of the code (.LCPI1_0(%rip))
+        offset = 64 * (symbols.setdefault(disp, len(symbols)) % 1000)
+    return f"clperf_buf+{4096 + REGION * region + offset}(%rip)"
+
+
+def cycles(instructions: list[str]) -> float | None:
+    """Core cycles of one run of ``instructions`` here, over and over (the module's docstring), or None
+    when they cannot be run here (another architecture, no compiler, an instruction left to llvm-mca, a
+    build or run that failed)."""
+    cc = compiler()
+    if cc is None:
+        return None
+    body = runnable(instructions)
+    if body is None:
+        return None
+    if not body:
+        return 0.0
+    text = "\n".join(body)
+    with _lock:
+        if text not in _cache:
+            _cache[text] = _time(cc, body)
+        return _cache[text]
+
+
+def _time(cc: str, body: list[str]) -> float | None:
+    ghz = clock_ghz()
+    copies = max(1, -(-PASSES_PER_LOOP // len(body)))
+    ns = _ns(cc, body * copies, max(100, TARGET_INSTRUCTIONS // (len(body) * copies)))
+    return None if ns is None or ghz is None else ns * ghz / copies
+
+
+@functools.lru_cache(maxsize=1)
+def clock_ghz() -> float | None:
+    """The core's clock while it runs: 256 dependent adds a run, one a cycle on every x86-64 core."""
+    cc = compiler()
+    ns = _ns(cc, ["addq $1, %rax"] * 256, 20_000) if cc else None
+    return 256 / ns if ns else None
+
+
+def _ns(cc: str, body: list[str], runs: int) -> float | None:
+    with tempfile.TemporaryDirectory(prefix="clperf-core-") as d:
+        folder = Path(d)
+        (folder / "driver.c").write_text(DRIVER)
+        (folder / "sequence.s").write_text(ASM.format(buffer=BUFFER, body="\n".join(" " + x for x in body)))
+        exe = folder / "sequence"
+        try:
+            built = subprocess.run([cc, "-O2", "-o", str(exe), str(folder / "driver.c"),
+                                    str(folder / "sequence.s")], capture_output=True, text=True, timeout=60)
+            if built.returncode:
+                log.info("not run on the core: %s", built.stderr.strip()[:300])
+                return None
+            ran = subprocess.run([str(exe), str(runs)], capture_output=True, text=True, timeout=60)
+            return float(ran.stdout) if ran.returncode == 0 else None
+        except (OSError, subprocess.SubprocessError, ValueError) as e:
+            log.info("not run on the core: %s", e)
+            return None
