@@ -9,8 +9,9 @@ where the core, with FMAs beside it, takes nearly two. ``unroll_outside_counter`
 a multiply and an FMA was costed 1.13x faster unrolled; it is 1.76x.
 
 So the same instructions are also run here, as they are: assembled after a prologue into a function that
-repeats them (``ASM``), timed by a small C driver (the best of 5 runs), the nanoseconds turned into
-cycles at the core's own clock (256 dependent adds, measured once per process). Nothing else of the kernel
+repeats them (``ASM``), timed by a small C driver in turn with a chain of dependent adds (one a cycle
+on every x86-64 core), the best of 7 of each: their ratio is the core's cycles, whatever its clock and
+whatever else the machine is running meanwhile. Nothing else of the kernel
 is run, so some things are changed so that the instructions can run anywhere:
 
 * every memory operand reads or writes a private buffer instead (``runnable``): one region per base and
@@ -23,9 +24,13 @@ is run, so some things are changed so that the instructions can run anywhere:
 * AVX-512 masks on reads and writes are dropped and AVX2's masked stores get an all-ones mask: a mask of
   zeros, which the registers' arbitrary values can give, costs about 500 cycles a store in microcode;
   the kernel's masks are all ones but at a grid's edge;
+* a jump goes to the next instruction, taken or not (its target is not in the sequence, whose blocks are
+  laid out as often as they ran): it still takes the core's branch slots and a place in its reorder
+  window, which decide how far a loop with branches in its body overlaps successive work-items
+  (``conv5``: 25 dependent FMAs per work-item, each behind 4 jumps);
 * gathers and scatters are left out (``compiled.mca`` costs them apart from the rest of the pass, at
-  ``ELEMENT_CYCLES`` each), as are jumps, calls, returns, pushes and pops (as for llvm-mca), writes to
-  ``%rsp`` and integer divisions (``compiled.for_mca``'s multiplies in their place);
+  ``ELEMENT_CYCLES`` each), as are calls, returns, pushes and pops (as for llvm-mca), writes to ``%rsp``
+  and integer divisions (``compiled.for_mca``'s multiplies in their place);
 * floats are flushed to zero, so that the registers' values give no denormal slow paths;
 * a sequence with an instruction that reads or writes memory that is not named (string instructions),
   or that may trap or stop (``syscall``, ``ud2`` ...) is not run: None.
@@ -67,6 +72,7 @@ REGION = 66560  # 65 KB: regions 1 KB apart in their low 12 bits (no 4K aliasing
 REGIONS = 15
 BUFFER = 4096 + REGION * REGIONS
 TARGET_INSTRUCTIONS = 3_000_000  # per timed run: about 1 ms
+CLOCK_RUNS = 4000  # of 256 adds: about 0.3 ms, as long as a run of the body
 PASSES_PER_LOOP = 400  # instructions at least between two decrements of the run's counter
 
 ASM = """.bss
@@ -103,23 +109,34 @@ clperf_sequence:
  popq %rbx
  popq %rbp
  ret
+.globl clperf_clock
+clperf_clock:
+ .p2align 6
+.Lclperf_add:
+{adds}
+ decq %rdi
+ jnz .Lclperf_add
+ ret
 """
 
 DRIVER = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#define ADDS 256
 void clperf_sequence(long n);
+void clperf_clock(long n);
 static double now(void) {
     struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 int main(int argc, char** argv) {
-    long n = atol(argv[1]); double best = 1e30;
-    for (int r = 0; r < 5; r++) {
-        double t0 = now(); clperf_sequence(n); double t = (now() - t0) * 1e9 / n;
-        if (t < best) best = t;
+    long n = atol(argv[1]), m = atol(argv[2]); double best = 1e30, clock = 1e30;
+    for (int r = 0; r < 7; r++) {  /* the body and the clock's adds in turn: the best of each */
+        double t0 = now(); clperf_sequence(n); double t1 = now(); clperf_clock(m); double t2 = now();
+        if ((t1 - t0) / n < best) best = (t1 - t0) / n;
+        if ((t2 - t1) / m < clock) clock = (t2 - t1) / m;
     }
-    printf("%.6f\n", best);  /* ns per run of the body */
+    printf("%.3f\n", best / clock * ADDS);  /* core cycles per run of the body */
     return 0;
 }
 """
@@ -147,6 +164,9 @@ def runnable(instructions: list[str]) -> list[str] | None:
     out: list[str] = []
     for line in instructions:
         op = line.split()[0]
+        if op.startswith("j") and not line.split()[-1].startswith("*"):
+            out += [f"{op} 1f", "1:"]  # the jump, to the next instruction whether taken or not
+            continue
         if op.startswith(SKIP) or compiled.GATHER.match(line):
             continue
         if NOT_RUN.match(op):
@@ -197,25 +217,21 @@ def cycles(instructions: list[str]) -> float | None:
 
 
 def _time(cc: str, body: list[str]) -> float | None:
-    ghz = clock_ghz()
     copies = max(1, -(-PASSES_PER_LOOP // len(body)))
-    ns = _ns(cc, body * copies, max(100, TARGET_INSTRUCTIONS // (len(body) * copies)))
-    return None if ns is None or ghz is None else ns * ghz / copies
+    runs = max(100, TARGET_INSTRUCTIONS // (len(body) * copies))
+    cycles = _cycles(cc, body * copies, runs)
+    return None if cycles is None else cycles / copies
 
 
-@functools.lru_cache(maxsize=1)
-def clock_ghz() -> float | None:
-    """The core's clock while it runs: 256 dependent adds a run, one a cycle on every x86-64 core."""
-    cc = compiler()
-    ns = _ns(cc, ["addq $1, %rax"] * 256, 20_000) if cc else None
-    return 256 / ns if ns else None
-
-
-def _ns(cc: str, body: list[str], runs: int) -> float | None:
+def _cycles(cc: str, body: list[str], runs: int) -> float | None:
+    """Core cycles per run of ``body``: its best time of 7 over ``runs`` runs, against the best time of
+    the clock's dependent adds (one a cycle on every x86-64 core) timed in turn with it, so that a change
+    of clock or a busy neighbour falls on both."""
     with tempfile.TemporaryDirectory(prefix="clperf-core-") as d:
         folder = Path(d)
         (folder / "driver.c").write_text(DRIVER)
-        (folder / "sequence.s").write_text(ASM.format(buffer=BUFFER, body="\n".join(" " + x for x in body)))
+        (folder / "sequence.s").write_text(ASM.format(buffer=BUFFER, body="\n".join(" " + x for x in body),
+                                                      adds="\n".join([" addq $1, %rax"] * 256)))
         exe = folder / "sequence"
         try:
             built = subprocess.run([cc, "-O2", "-o", str(exe), str(folder / "driver.c"),
@@ -223,7 +239,8 @@ def _ns(cc: str, body: list[str], runs: int) -> float | None:
             if built.returncode:
                 log.info("not run on the core: %s", built.stderr.strip()[:300])
                 return None
-            ran = subprocess.run([str(exe), str(runs)], capture_output=True, text=True, timeout=60)
+            ran = subprocess.run([str(exe), str(runs), str(CLOCK_RUNS)], capture_output=True, text=True,
+                                 timeout=60)
             return float(ran.stdout) if ran.returncode == 0 else None
         except (OSError, subprocess.SubprocessError, ValueError) as e:
             log.info("not run on the core: %s", e)

@@ -45,7 +45,8 @@ def test_masks_jumps_gathers_and_writes_to_the_stack_pointer_are_left_out() -> N
     assert body is not None
     text = "\n".join(body)
     assert "{" not in text and "gather" not in text and "%rsp" not in text and "push" not in text
-    assert "jne" not in text and "idiv" not in text and "imull" in text  # compiled.for_mca's multiplies
+    assert "idiv" not in text and "imull" in text  # compiled.for_mca's multiplies
+    assert body[-2:] == ["jne 1f", "1:"]  # a jump to the next instruction: its slots, not its target
     assert body.index("vpcmpeqd %ymm7, %ymm7, %ymm7") + 1 == body.index(
         next(x for x in body if x.startswith("vmaskmovps")))  # an all-ones mask before the masked store
 
@@ -57,9 +58,7 @@ def test_instructions_that_must_not_run_here_leave_the_sequence_to_llvm_mca(inst
 
 
 @needs_core
-def test_a_run_sees_dependencies_and_the_cores_clock() -> None:
-    clock = core_run.clock_ghz()
-    assert clock is not None and 0.5 < clock < 7.0
+def test_a_run_sees_dependencies_in_core_cycles() -> None:
     chain = core_run.cycles(["addq $1, %rax"] * 64)
     spread = core_run.cycles([f"addq $1, %r{k}" for k in (8, 9, 10, 11)] * 16)
     assert chain is not None and spread is not None
