@@ -460,6 +460,18 @@ def launch_cycles(code: list[Block], counts: dict[str, int],
                         + sum(size(c) * passes[c] for c in children[h])) / n
         return sizes[h]
 
+    taken = taken_branches(code, runs)
+    ran: dict[str, int] = {}
+
+    def run_of(b: Block) -> list[str]:
+        """One run of block b, its jumps taken as often as the counts say, spread evenly over its runs:
+        ``core_run.TAKEN`` per jump taken, ``core_run.NOT_TAKEN`` per jump that fell through."""
+        i = ran[b.label] = ran.get(b.label, -1) + 1
+        jumps = sum(x.startswith("j") for x in b.instructions)
+        went = min(jumps, _share(taken[b.label] / runs[b.label], i)) if runs[b.label] else 0
+        return ([x for x in b.instructions if not x.startswith("j")]
+                + [core_run.TAKEN] * went + [core_run.NOT_TAKEN] * (jumps - went))
+
     def sequence(h: str | None, k: int, inner: bool = True) -> list[str]:
         """The instructions of k passes of h in layout order, blocks and inner loops by their counts."""
         n = max(1, passes[h])
@@ -469,12 +481,11 @@ def launch_cycles(code: list[Block], counts: dict[str, int],
         for i in range(k):
             for _p, x in sorted(parts, key=lambda q: q[0]):
                 if isinstance(x, Block):
-                    out += x.instructions * _share(runs[x.label] / n, i)
+                    out += [y for _ in range(_share(runs[x.label] / n, i)) for y in run_of(x)]
                 elif m := _share(passes[x] / n, i):
                     out += sequence(x, m)
         return out
 
-    taken = taken_branches(code, runs)
     locked = {b.label: float(runs[b.label] * sum(map(is_locked, b.instructions))) for b in code}
     divides = {b.label: runs[b.label] * sum(map(divide_cycles, b.instructions)) for b in code}
 
@@ -501,15 +512,13 @@ def launch_cycles(code: list[Block], counts: dict[str, int],
 
 
 def pass_cycles(instructions: list[str]) -> float:
-    """Cycles of a pass of ``instructions`` run over and over: the geometric mean of llvm-mca's (``mca``)
-    and of a run on this machine's cores (``core_run``, with gathers and scatters costed apart as in
-    ``mca``), each blind to what the other sees; llvm-mca's alone where the run cannot be made."""
-    model = mca(instructions)
+    """Cycles of a pass of ``instructions`` run over and over: their run on this machine's cores
+    (``core_run``; gathers and scatters costed apart, as in ``mca``), or llvm-mca's (``mca``) where the run
+    cannot be made (another architecture, no C compiler, an instruction that must not run here)."""
     core = core_run.cycles(instructions)
-    if core is None or model <= 0.0:
-        return model
-    core += sum(map(gather_cycles, instructions))
-    return math.sqrt(model * core) if core > 0.0 else model
+    if core is None:
+        return mca(instructions)
+    return core + sum(map(gather_cycles, instructions))
 
 
 def is_locked(instruction: str) -> bool:

@@ -8,6 +8,30 @@ import re
 import pytest
 from clperf.benchmark import compiled, core_run
 
+LOOP_WITH_A_GUARD = """
+	.type	f,@function
+f:
+# %bb.0:                                # %<entry>
+	xorl	%eax, %eax
+.LBB0_1:                                # %loop
+                                        # =>This Inner Loop Header: Depth=1
+	addl	$1, %ecx
+	cmpl	$3, %ecx
+	jl	.LBB0_3
+# %bb.2:                                # %skip
+                                        #   in Loop: Header=BB0_1 Depth=1
+	addl	$2, %edx
+.LBB0_3:                                # %latch
+                                        #   in Loop: Header=BB0_1 Depth=1
+	incl	%eax
+	cmpl	$100, %eax
+	jne	.LBB0_1
+# %bb.4:                                # %exit
+	retq
+.Lfunc_end0:
+	.size	f, .Lfunc_end0-f
+"""
+
 needs_core = pytest.mark.skipif(core_run.compiler() is None, reason="needs x86-64 and a C compiler")
 
 
@@ -46,9 +70,37 @@ def test_masks_jumps_gathers_and_writes_to_the_stack_pointer_are_left_out() -> N
     text = "\n".join(body)
     assert "{" not in text and "gather" not in text and "%rsp" not in text and "push" not in text
     assert "idiv" not in text and "imull" in text  # compiled.for_mca's multiplies
-    assert body[-2:] == ["jne 1f", "1:"]  # a jump to the next instruction: its slots, not its target
+    assert "jne" not in text
     assert body.index("vpcmpeqd %ymm7, %ymm7, %ymm7") + 1 == body.index(
         next(x for x in body if x.startswith("vmaskmovps")))  # an all-ones mask before the masked store
+
+
+def test_jumps_run_as_the_count_says_they_went_never_mispredicted() -> None:
+    taken = core_run.runnable(["incq %rax", "cmpq $5, %rax", core_run.TAKEN])
+    fell = core_run.runnable(["incq %rax", "cmpq $5, %rax", core_run.NOT_TAKEN])
+    # the jump's own compare is replaced: a taken jump to the next instruction, or one never taken
+    assert taken == ["incq %rax", "jmp 1f", "1:"]
+    assert fell == ["incq %rax", "cmpq $0, %rsp", "je 1f", "1:"]
+    arithmetic = core_run.runnable(["addl %eax, %ebx", core_run.NOT_TAKEN])  # a result, not a compare: kept
+    assert arithmetic is not None and arithmetic[0] == "addl %eax, %ebx"
+
+
+def test_launch_cycles_hand_the_core_each_blocks_jumps_as_taken_as_counted() -> None:
+    code = compiled.blocks(LOOP_WITH_A_GUARD, "f")
+    seen: list[list[str]] = []
+    real = compiled.pass_cycles
+    try:
+        compiled.pass_cycles = lambda instructions: seen.append(instructions) or 1.0  # type: ignore[assignment]
+        compiled.launch_cycles(code, {"<entry>": 1, "loop": 100, "skip": 25, "latch": 100, "exit": 1})
+    finally:
+        compiled.pass_cycles = real  # type: ignore[assignment]
+    whole = max(seen, key=len)
+    # K passes of the function, each of 100 loop passes with 2 jumps: the guard's, over skip, taken in
+    # 75 of 100 passes, the back edge in 99 of 100
+    jumps = whole.count(core_run.TAKEN) + whole.count(core_run.NOT_TAKEN)
+    assert jumps % 200 == 0 and jumps == 2 * sum(x.startswith("addl\t$1") for x in whole)
+    assert whole.count(core_run.NOT_TAKEN) == pytest.approx(26 * jumps / 200, abs=jumps / 200)
+    assert not [x for x in whole if x.startswith("j") and x not in (core_run.TAKEN, core_run.NOT_TAKEN)]
 
 
 @pytest.mark.parametrize("instruction", ["rep movsb", "syscall", "lock xaddl %eax, (%rdi)", "ud2"])
@@ -67,11 +119,12 @@ def test_a_run_sees_dependencies_in_core_cycles() -> None:
 
 
 @needs_core
-def test_garbage_is_not_run_and_pass_cycles_falls_back_to_llvm_mca() -> None:
+def test_pass_cycles_are_the_cores_and_llvm_mcas_where_the_core_cannot_run_them() -> None:
     assert core_run.cycles(["frobnicate %eax, %ecx"]) is None
     lines = ["vfmadd231ss %xmm6, %xmm7, %xmm0", "vcvtsi2ss %eax, %xmm6, %xmm5", "vmulss %xmm5, %xmm3, %xmm1"]
-    model, core = compiled.mca(lines), core_run.cycles(lines)
+    core = core_run.cycles(lines)
     assert core is not None and core > 0
-    both = compiled.pass_cycles(lines)
-    assert min(model, core) <= both <= max(model, core)
+    assert compiled.pass_cycles(lines) == core  # the core's cycles where it can run them
+    gather = "vpgatherdd %ymm2, (%rax,%ymm3,4), %ymm4"  # costed apart: ELEMENT_CYCLES per element
+    assert compiled.pass_cycles([*lines, gather]) == pytest.approx(core + compiled.gather_cycles(gather))
     assert compiled.pass_cycles(lines + ["syscall"]) == compiled.mca(lines + ["syscall"])
