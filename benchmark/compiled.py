@@ -18,12 +18,14 @@ speedup_model.py``) costs PoCL's own code, in three steps:
    remainder loops, calls. Nothing is timed.
 3. **Cost.** ``llc-15`` compiles the unmodified IR to assembly whose comments name each machine block's
    IR block and loop nest (``blocks``). ``K`` passes of each loop body, every block and inner loop
-   repeated as often as the counts say, go to ``llvm-mca`` (LLVM's scheduling model of the host CPU,
-   ``-mcpu=native``), so that successive work-items overlap as they do in an out-of-order core; a loop
+   repeated as often as the counts say, are run as one straight sequence on this machine's cores and
+   timed in core cycles (``core_run``: every jump goes to the next instruction, taken as often as the
+   counts say it was; ``pass_cycles``), so that successive work-items overlap as they do in the kernel;
+   where they cannot be run there (another architecture, no C compiler), they go to ``llvm-mca``
+   (LLVM's scheduling model of the host CPU, ``-mcpu=native``), which leaves the jumps out. A loop
    whose passes are too long for that is costed without its inner loops, which are costed on their own.
-   The cycles of the launch are the sum over loops of passes / K x llvm-mca's cycles for K passes
-   (``launch_cycles``), in the work-group function and in every function it called. Jumps are left
-   out (llvm-mca does not follow them; fused with their compare they cost little), but a pass costs at
+   The cycles of the launch are the sum over loops of passes / K x the cycles of K passes
+   (``launch_cycles``), in the work-group function and in every function it called. A pass costs at
    least one cycle per jump it takes (``TAKEN_CYCLES``: the front end follows one taken branch per
    cycle), which bounds small loops of a few instructions, at least ``LOCKED_CYCLES`` per atomic
    read-modify-write (``lock``-prefixed: llvm-mca costs them at 3-5 cycles) and at least the divider's
@@ -32,9 +34,11 @@ speedup_model.py``) costs PoCL's own code, in three steps:
    of a matrix whose pitch is a power of two). The contention of two cores updating one cache line is
    not modelled.
 
-Four facts of this CPU (AMD Zen 3, and the same on Zen 4) that llvm-mca's model gets wrong are measured by
-``bench/cpu_core_facts.py`` and corrected: one taken branch per core cycle; 8 cycles per atomic
-read-modify-write; an integer division in 4 (8 and 16 bits), 6 (32) or 7 (64) cycles, one at a time, where
+Where llvm-mca costs the passes, four facts of this CPU (AMD Zen 3, and the same on Zen 4) that its model
+gets wrong are measured by ``bench/cpu_core_facts.py`` and corrected (the core's own run has them right;
+the division's multiplies and the divider's bound apply to both): one taken branch per core cycle; 8
+cycles per atomic read-modify-write; an integer division in 4 (8 and 16 bits), 6 (32) or 7 (64) cycles,
+one at a time, where
 llvm-mca says 10-17 (index arithmetic with ``%`` or ``/`` by a run-time value, common in kernels, was
 costed at twice its time): llvm-mca is given two multiplies in its place, which keep its dependencies, and
 a pass costs at least the divider's cycles (``DIVIDE_CYCLES``); and an element insert from memory
@@ -119,7 +123,7 @@ ELEMENT_CYCLES = {"gather": 1.15, "scatter": 1.9}
 L1_FILL_CYCLES = 3.3  # core cycles per line the L1 data cache refills from L2 (cpu_core_facts.py: 3.3)
 # what a costing depends on besides the kernel, its scenario and the device (for caches across processes):
 # bump the first part when the counting or costing changes
-COST_VERSION = (f"4:{core_run.compiler() is not None}:{TAKEN_CYCLES}:{LOCKED_CYCLES}"
+COST_VERSION = (f"5:{core_run.VERSION if core_run.compiler() else 'mca'}:{TAKEN_CYCLES}:{LOCKED_CYCLES}"
                 f":{sorted(DIVIDE_CYCLES.items())}"
                 f":{sorted(ELEMENT_CYCLES.items())}:{INSERT_FROM_MEMORY.pattern}:{CAP}:{MAX_PASSES}")
 BACKGROUND_RUNS = 4  # costings at once for callers with a wait budget: one code action's versions

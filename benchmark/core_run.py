@@ -1,50 +1,54 @@
 """The cycles of a straight run of PoCL's instructions on this machine's own cores.
 
-``compiled.launch_cycles`` hands llvm-mca K passes of each loop's body; llvm-mca's cycles for them come
-from its scheduling model of the CPU, which is measured wrong in places that decide unroll gains. On the
-AMD Zen 4 these rules were measured on (``bench/cpu_core_facts.py``), llvm-mca runs scalar FMAs at one a
-cycle (the core: two), costs a read folded into arithmetic at the whole load latency on its register chain
-(``addl (%rsi), %eax``: 5 cycles a pass where the core takes 2), and an int-to-float conversion at a cycle
-where the core, with FMAs beside it, takes nearly two. ``unroll_outside_counter``'s loop of a conversion,
-a multiply and an FMA was costed 1.13x faster unrolled; it is 1.76x.
+``compiled.launch_cycles`` costs K passes of each loop's body, laid out as one straight sequence of
+instructions. Until session 13 llvm-mca costed them, from its scheduling model of the CPU, which is
+measured wrong in places that decide unroll gains. On the AMD Zen 4 this was measured on
+(``bench/cpu_core_facts.py``), llvm-mca runs scalar FMAs at one a cycle (the core: two), charges a read
+folded into arithmetic its whole load latency on the register chain (``addl (%rsi), %eax``: 5 cycles a
+pass where the core takes 2), and an int-to-float conversion a cycle where the core, with FMAs beside it,
+takes nearly two. ``unroll_outside_counter``'s loop of a conversion, a multiply and an FMA was costed
+1.13x faster unrolled; it is 1.76x, and 1.80x in this run's cycles.
 
-So the same instructions are also run here, as they are: assembled after a prologue into a function that
-repeats them (``ASM``), timed by a small C driver in turn with a chain of dependent adds (one a cycle
-on every x86-64 core), the best of 7 of each: their ratio is the core's cycles, whatever its clock and
-whatever else the machine is running meanwhile. Nothing else of the kernel
-is run, so some things are changed so that the instructions can run anywhere:
+So the sequence is run here, as it is: assembled into a function that repeats it (``ASM``), timed by a
+small C driver in turn with a chain of dependent adds (one a cycle on every x86-64 core), the best of 7
+runs of each: their ratio is the core's cycles, whatever its clock and whatever else the machine runs
+meanwhile. Two such timings, a third when they differ by more than 3% (``AGREE``): a virtual machine's
+core shares its host's with neighbours, which can slow all runs of one process. Nothing else of the
+kernel is run, so some things are changed for the instructions to run anywhere:
 
 * every memory operand reads or writes a private buffer instead (``runnable``): one region per base and
   index register of the reads, another per base and index of the writes, so that a write never feeds a
   read of a later pass (their addresses move with the work-item in the kernel; llvm-mca assumes the same),
   at the operand's own displacement, so that arrays keep their extent; spill slots (``%rsp`` or
-  ``%rbp`` and no index) are one region, reads and writes, as they are in the kernel. The regions'
-  offsets differ in their low 12 bits: a write and a read 4 KB apart stall the core's reads (4K aliasing)
-  where the kernel's would not;
+  ``%rbp`` and no index) are one region, reads and writes, as they are in the kernel. The regions differ
+  in their low 12 bits: a write and a read 4 KB apart stall the core's reads (4K aliasing) where the
+  kernel's would not. Reads no longer wait for their index registers (llvm-mca keeps that dependency);
 * AVX-512 masks on reads and writes are dropped and AVX2's masked stores get an all-ones mask: a mask of
-  zeros, which the registers' arbitrary values can give, costs about 500 cycles a store in microcode;
-  the kernel's masks are all ones but at a grid's edge;
-* a jump goes to the next instruction, taken or not (its target is not in the sequence, whose blocks are
-  laid out as often as they ran): it still takes the core's branch slots and a place in its reorder
-  window, which decide how far a loop with branches in its body overlaps successive work-items
-  (``conv5``: 25 dependent FMAs per work-item, each behind 4 jumps);
-* gathers and scatters are left out (``compiled.mca`` costs them apart from the rest of the pass, at
-  ``ELEMENT_CYCLES`` each), as are calls, returns, pushes and pops (as for llvm-mca), writes to ``%rsp``
-  and integer divisions (``compiled.for_mca``'s multiplies in their place);
+  zeros, which the registers' arbitrary values can give, costs about 500 cycles a store in microcode; the
+  kernel's masks are all ones but at a grid's edge;
+* jumps run as they went in the counted run (``compiled.launch_cycles`` marks each block's jumps taken or
+  not, as often as the counts say, spread over its runs): a taken one as a jump to the next instruction,
+  one that fell through as a jump never taken; each replaces the compare before it (one macro-op with
+  it in the core). Neither is ever mispredicted, as the kernel's loop and guard branches mostly are not;
+  jumps on the registers' arbitrary flags were, at random. They take the core's branch slots and places
+  in its reorder window, which decide how far successive work-items overlap in a loop with branches in
+  its body (``conv5``: 25 dependent FMAs a work-item, each behind 4 jumps: unrolled 1.36x faster, 0.98x
+  without its jumps, 1.30x with them);
+* gathers and scatters are left out (``compiled.pass_cycles`` adds ``ELEMENT_CYCLES`` per element, as
+  ``compiled.mca`` does), as are calls, returns, pushes and pops (as for llvm-mca), writes to ``%rsp`` and
+  integer divisions (``compiled.for_mca``'s multiplies in their place: the divider's bound stays);
 * floats are flushed to zero, so that the registers' values give no denormal slow paths;
-* a sequence with an instruction that reads or writes memory that is not named (string instructions),
-  or that may trap or stop (``syscall``, ``ud2`` ...) is not run: None.
+* a sequence with an instruction that reads or writes memory it does not name (string instructions), or
+  that may trap or stop (``syscall``, ``ud2`` ...), or that is atomic, is not run: None, and llvm-mca
+  costs it.
 
-Neither figure is right alone: the run here has no address dependencies (reads do not wait for their
-index) and no store forwarding between passes, which llvm-mca keeps, and llvm-mca has the errors above.
-``compiled.launch_cycles`` takes the geometric mean of the two. Measured on the 35 verified rewrites
-(``bench/rewrite_speedups.py``), llvm-mca alone gave a median error of 17.4% (89% right direction), this
-run alone 15.6% (86%), their mean 15.4% (89%); on the 93 corpus kernels' times
-(``bench/pocl_code_times.py``) the median |log predicted/measured| went from 0.333 to 0.321 and 0.316.
+Measured on the 35 verified rewrites (``bench/rewrite_speedups.py``, the same measured speedups): llvm-mca's
+cycles gave a median error of 17.4% (89% in the right direction), the core's 12.9-13.1% (91%); on the 93
+corpus kernels' times (``bench/pocl_code_times.py``) the median |log predicted/measured| went from 0.333
+to 0.317. About 50-150 ms a sequence (a build and two runs), a few sequences a kernel version.
 
 Needs x86-64 and a C compiler (``cc``, ``gcc`` or ``clang``) that assembles AT&T syntax; else None, and
-llvm-mca's cycles stand alone. Runs are serialised in a process (one core each, the other one free for
-the machine) and cached by the text they ran.
+llvm-mca's cycles stand alone. Runs are serialised in a process and cached by the text they ran.
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ SKIP = ("j", "nop", "ret", "call", "push", "pop")
 TAKEN = "jmp\t<taken>"
 NOT_TAKEN = "j\t<not taken>"
 WRITES_RSP = re.compile(r",\s*%[re]?sp$")
+VERSION = "1"  # of how sequences are made runnable and timed: part of compiled.COST_VERSION (bump it)
 REGION = 66560  # 65 KB: regions 1 KB apart in their low 12 bits (no 4K aliasing between them)
 REGIONS = 15
 BUFFER = 4096 + REGION * REGIONS
