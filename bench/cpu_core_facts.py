@@ -21,7 +21,10 @@ measured with small assembly loops, next to what llvm-mca's model of the CPU say
   and ``compiled.mca``'s, which keeps the store apart from the rest of the pass;
 * scalar FMAs, which llvm-mca's Zen 4 model runs at one a cycle (packed ones at two);
 * gathers and scatters of 4-16 elements (AVX2's, and AVX-512's where the CPU has it): core cycles each
-  and per element, llvm-mca's and ``compiled.mca``'s (``ELEMENT_CYCLES`` per element).
+  and per element, llvm-mca's and ``compiled.mca``'s (``ELEMENT_CYCLES`` per element);
+* an AVX-512 masked store with a mask of ones and with a mask of zeros (microcode: ``core_run`` runs
+  every masked store with a mask of ones);
+* ``unroll_outside_counter``'s loop as ``benchmark/core_run.py`` runs it on the core, against llvm-mca.
 
 Each loop runs 2-5 million times; the figure is the median of 5 runs. Needs a C compiler (``cc``,
 ``gcc`` or ``clang``) and llvm-mca.
@@ -143,6 +146,7 @@ def main() -> int:
               f"{compiled.mca_text(chr(10).join(f.replace('ss ', 'ps ') for f in fmas)):.1f}; not corrected, "
               f"docs/rewrites.md)")
         gathers(cc, folder, ghz)
+        core_runs()
     return 0
 
 
@@ -176,6 +180,26 @@ def gathers(cc: str, folder: Path, ghz: float) -> None:
                         else f"%{data}{k}, {4096 + 4 * k}(%rsi,%{index},4) {{%k1}}")
             lines += ["kxnorw %k0, %k0, %k1", f"{op} {operands}"]
         line(what, lines, count, True)
+    for what, mask in (("all ones", "kxnorw %k0, %k0, %k1"), ("all zeros", "kxorw %k0, %k0, %k1")):
+        lines = [mask] + [f"vmovups %ymm{k}, {4096 + 64 * k}(%rsi) {{%k1}}" for k in range(4)]
+        real = ns_per_pass(cc, folder, "masked512", lines, 200_000, True) * ghz / 4
+        print(f"AVX-512 masked store (vmovups ymm {{%k1}}), mask of {what}: {real:.1f} core cycles each "
+              f"(core_run gives every masked store an all-ones mask)")
+
+
+def core_runs() -> None:
+    """unroll_outside_counter's inner loop (a conversion, a multiply and a dependent FMA, 12 passes a
+    work-item, 8 work-items), as ``core_run`` runs it, against llvm-mca's cycles for it."""
+    from clperf.benchmark import compiled, core_run
+
+    item = ["vmovss (%r8,%rdi,4), %xmm3", "xorl %eax, %eax", "vmovaps %xmm0, %xmm4"]
+    item += ["vcvtsi2ss %eax, %xmm6, %xmm5", "vmulss %xmm5, %xmm3, %xmm5", "vfmadd132ss %xmm1, %xmm5, %xmm4",
+             "incl %eax", "cmpl $12, %eax", core_run.TAKEN] * 12
+    item += ["vaddss %xmm2, %xmm4, %xmm3", "vmovss %xmm3, (%rcx,%rdi,4)", "incq %rdi"]
+    core = core_run.cycles(item * 8)
+    print(f"unroll_outside_counter's loop, 8 work-items: core_run {core or float('nan'):.0f} core cycles, "
+          f"llvm-mca {compiled.mca(item * 8):.0f} (the unroll: 1.76x measured, core_run 1.80x, "
+          "llvm-mca 1.13x)")
 
 
 if __name__ == "__main__":

@@ -4,12 +4,13 @@ of the corpus that the rewrite report does not use.
 One measured record per corpus family (``benchmark/corpus/families``) and per 30 generated kernels, drawn
 at random (``--seed``) from ``data/pocl`` among those that took 0.3-30 ms, is predicted twice by
 ``predictor/rewrites/speedup_model.roofline_for``: with the SIMD and barrier guesses of the device profile,
-and with PoCL's own code counted in a run of the record's scenario and costed by llvm-mca
-(``benchmark/compiled.py``). Both are compared with the kernel's median time measured now, on this
-machine's PoCL (``--recorded``: the record's own median instead; many records of ``data/pocl`` were taken
-while the machine was busy, up to 5x slower than the same launch on the quiet machine, see
-data/README.md). Prints one line per kernel and the summary; ``--out`` writes the report as markdown
-and ``--times`` the measured times as JSON. About 8 s per kernel.
+and with PoCL's own code counted in a run of the record's scenario and costed on the host's cores
+(``benchmark/compiled.py``, ``benchmark/core_run.py``). Both are compared with the kernel's median time
+measured now, on this machine's PoCL (``--recorded``: the record's own median instead; many records of
+``data/pocl`` were taken while the machine was busy, up to 5x slower than the same launch on the quiet
+machine, see data/README.md; ``--reuse-times``: an earlier run's times, to compare a change of the model
+against the same measurements). Prints one line per kernel and the summary; ``--out`` writes the report
+as markdown and ``--times`` the measured times as JSON. About 8 s per kernel.
 
     .venv/bin/python bench/pocl_code_times.py --out reports/pocl_code_times.md \
         --times reports/pocl_code_times.json
@@ -60,7 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--times", type=Path, help="write the measured times (JSON: file:kernel -> ms) here")
     ap.add_argument("--recorded", action="store_true",
                     help="compare with the records' medians instead of measuring now")
+    ap.add_argument("--reuse-times", type=Path, metavar="JSON",
+                    help="compare with the times of an earlier run's --times on this machine (a change of "
+                         "the model against the same measurements; kernels not in it are left out)")
     ns = ap.parse_args(argv)
+    import json
+
+    reused = json.loads(ns.reuse_times.read_text()) if ns.reuse_times else None
 
     from clperf.benchmark import compiled
     from clperf.benchmark.devices import select
@@ -85,7 +92,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: no counted code", file=sys.stderr)
             continue
         m = float(r["median_ms"])
-        if not ns.recorded:
+        if reused is not None:
+            if f"{r['file']}:{name}" not in reused:
+                continue
+            m = float(reused[f"{r['file']}:{name}"]["measured_ms"])
+        elif not ns.recorded:
             now = benchmark(text, name, sc, device, build_options=opts, policy=Policy.named("interactive"),
                             timeout_s=120)
             if now.status != "ok" or not now.median_ms:
@@ -104,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     head = ["# PoCL times of corpus kernels: the speedup model with and without PoCL's counted code", "",
             f"Command: `python bench/pocl_code_times.py {args}`; device `{device.name}`; "
             + ("measured times from the records of `data/pocl`." if ns.recorded else
+               f"measured times of an earlier run (`{ns.reuse_times}`)." if reused is not None else
                "times measured when the report was written (`interactive` policy); kernels and "
                "scenarios from `data/pocl`."), "",
             "| file | kernel | measured ms | guesses ms (ratio) | counted code ms (ratio) |",
@@ -115,8 +127,6 @@ def main(argv: list[str] | None = None) -> int:
     if ns.out:
         ns.out.write_text("\n".join(head + lines + tail) + "\n")
     if ns.times:
-        import json
-
         ns.times.write_text(json.dumps(times, indent=1))
     return 0
 

@@ -143,7 +143,7 @@ _lock = threading.Lock()
 class CompiledCode:
     """The cost of one launch of the scenario in PoCL's code."""
 
-    cycles: float  # core cycles of the launch, all work-groups, as llvm-mca costs PoCL's code
+    cycles: float  # core cycles of the launch, all work-groups, as PoCL's code runs on the cores
     work_items: int
     function: str = ""  # the work-group function that ran
     loops: tuple[str, ...] = field(default=())  # per loop: its IR header, passes, cycles per pass
@@ -151,6 +151,12 @@ class CompiledCode:
     @property
     def item_cycles(self) -> float:
         return self.cycles / max(1, self.work_items)
+
+    @property
+    def costed_by(self) -> str:
+        """What costed the passes: ``core-run`` (this machine's cores; llvm-mca for a pass they cannot
+        run) or ``llvm-mca``."""
+        return "core-run" if core_run.compiler() else "llvm-mca"
 
 
 def cpu_code(source: str, kernel: str, scenario: Scenario, device: Device, *, build_options: str = "",
