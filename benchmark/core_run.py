@@ -68,6 +68,7 @@ log = logging.getLogger(__name__)
 # disp(base, index, scale), disp alone allowed: 8(%rdi), (%rsi,%rcx,4), .LCPI1_0(%rip), -8(%rsp)
 MEMORY = re.compile(r"(-?[\w.$+-]*)\((%\w*)?(?:,\s*(%\w+))?(?:,\s*(\d))?\)")
 MASK = re.compile(r"\s*\{%k[1-7]\}(\s*\{z\})?")
+SYMBOL = re.compile(r"[A-Za-z_.$][\w.$]*\(%rip\)")  # a constant of the code: .LCPI1_0(%rip)
 NOT_RUN = re.compile(r"^(rep|movs[bwlq]?$|stos|lods|cmps[bwlq]?$|scas|syscall|sysenter|int|ud|hlt|cpuid|"
                      r"xlat|enter|leave|in[bwl]?$|out|lock|xchg|cmpxchg|rdrand|rdseed|wrfsbase|xsave|xrstor)")
 SKIP = ("j", "nop", "ret", "call", "push", "pop")
@@ -76,7 +77,7 @@ SKIP = ("j", "nop", "ret", "call", "push", "pop")
 TAKEN = "jmp\t<taken>"
 NOT_TAKEN = "j\t<not taken>"
 WRITES_RSP = re.compile(r",\s*%[re]?sp$")
-VERSION = "1"  # of how sequences are made runnable and timed: part of compiled.COST_VERSION (bump it)
+VERSION = "2"  # of how sequences are made runnable and timed: part of compiled.COST_VERSION (bump it)
 REGION = 66560  # 65 KB: regions 1 KB apart in their low 12 bits (no 4K aliasing between them)
 REGIONS = 15
 BUFFER = 4096 + REGION * REGIONS
@@ -165,8 +166,9 @@ def compiler() -> str | None:
 
 def runnable(instructions: list[str]) -> list[str] | None:
     """``instructions`` (llc's AT&T assembly, one pass sequence of ``launch_cycles``) as they are run here
-    (the module's docstring): memory operands moved into the private buffer, masks dropped, gathers,
-    scatters, jumps and writes to ``%rsp`` left out; None when one of them must not run here."""
+    (the module's docstring): memory operands moved into the private buffer, masks dropped, jumps as
+    counted (``TAKEN``, ``NOT_TAKEN``; others left out), gathers, scatters and writes to ``%rsp`` left out;
+    None when one of them must not run here."""
     from clperf.benchmark import compiled
 
     regions: dict[tuple[str | None, ...], int] = {}
@@ -187,8 +189,8 @@ def runnable(instructions: list[str]) -> list[str] | None:
         for x in compiled.for_mca(line):
             if WRITES_RSP.search(x):
                 continue
-            if op.startswith("lea") or "(" not in x:
-                out.append(x)
+            if op.startswith("lea") or "(" not in x:  # an address computed, not read: a constant's is ours
+                out.append(SYMBOL.sub("clperf_buf(%rip)", x))
                 continue
             if compiled.MASKED_STORE.match(x):
                 mask = x.split(",")[1].strip()
@@ -199,7 +201,7 @@ def runnable(instructions: list[str]) -> list[str] | None:
 
 def _moved(m: re.Match[str], regions: dict[tuple[str | None, ...], int], symbols: dict[str, int]) -> str:
     disp, base, index, scale = m.groups()
-    write = not re.search(r",\s*%", MASK.sub("", m.string[m.end():]))  # AT&T: the last operand is written
+    write = not re.search(r",\s*%", m.string[m.end():])  # AT&T: the last operand is the one written
     spill = base in ("%rsp", "%rbp") and not index
     key = ("spill", base) if spill else ("write" if write else "read", base, index, scale)
     region = regions.setdefault(key, len(regions)) % REGIONS

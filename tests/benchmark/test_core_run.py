@@ -50,6 +50,8 @@ def test_memory_operands_move_into_the_buffer_reads_and_writes_apart_spills_toge
     read, write, spill, reload, constant = (int(p[0]) for p in places[:4] + places[5:])
     assert read != write and spill == reload and len({read, write, spill, constant}) == 4
     assert body[4] == "leaq 8(%rax,%rsi,4), %rdi"
+    # the address of a constant of the code (not in the sequence's own text): the buffer's
+    assert core_run.runnable(["leaq .LCPI1_0(%rip), %rax"]) == ["leaq clperf_buf(%rip), %rax"]
     # no two regions share their low 12 bits at the same displacement (4K aliasing stalls reads)
     assert len({x % 4096 for x in (read, write, spill)}) == 3
     assert all(0 <= int(p[0]) < core_run.BUFFER - 64 for p in places if p)
