@@ -18,11 +18,12 @@ speedup_model.py``) costs PoCL's own code, in three steps:
    remainder loops, calls. Nothing is timed.
 3. **Cost.** ``llc-15`` compiles the unmodified IR to assembly whose comments name each machine block's
    IR block and loop nest (``blocks``). ``K`` passes of each loop body, every block and inner loop
-   repeated as often as the counts say, are run as one straight sequence on this machine's cores and
-   timed in core cycles (``core_run``: every jump goes to the next instruction, taken as often as the
-   counts say it was; ``pass_cycles``), so that successive work-items overlap as they do in the kernel;
-   where they cannot be run there (another architecture, no C compiler), they go to ``llvm-mca``
-   (LLVM's scheduling model of the host CPU, ``-mcpu=native``), which leaves the jumps out. A loop
+   repeated as often as the counts say, form one straight sequence, so that successive work-items
+   overlap as they do in the kernel. It is run on this machine's cores and timed in core cycles
+   (``core_run``: every jump goes to the next instruction, taken as often as the counts say it was) and
+   costed by ``llvm-mca`` (LLVM's scheduling model of the host CPU, ``-mcpu=native``, which leaves the
+   jumps out); a pass costs the geometric mean of the two (``pass_cycles``), llvm-mca's alone where the
+   core cannot run it (another architecture, no C compiler). A loop
    whose passes are too long for that is costed without its inner loops, which are costed on their own.
    The cycles of the launch are the sum over loops of passes / K x the cycles of K passes
    (``launch_cycles``), in the work-group function and in every function it called. A pass costs at
@@ -123,7 +124,7 @@ ELEMENT_CYCLES = {"gather": 1.15, "scatter": 1.9}
 L1_FILL_CYCLES = 3.3  # core cycles per line the L1 data cache refills from L2 (cpu_core_facts.py: 3.3)
 # what a costing depends on besides the kernel, its scenario and the device (for caches across processes):
 # bump the first part when the counting or costing changes
-COST_VERSION = (f"5:{core_run.VERSION if core_run.compiler() else 'mca'}:{TAKEN_CYCLES}:{LOCKED_CYCLES}"
+COST_VERSION = (f"6:{core_run.VERSION if core_run.compiler() else 'mca'}:{TAKEN_CYCLES}:{LOCKED_CYCLES}"
                 f":{sorted(DIVIDE_CYCLES.items())}"
                 f":{sorted(ELEMENT_CYCLES.items())}:{INSERT_FROM_MEMORY.pattern}:{CAP}:{MAX_PASSES}")
 BACKGROUND_RUNS = 4  # costings at once for callers with a wait budget: one code action's versions
@@ -522,13 +523,17 @@ def launch_cycles(code: list[Block], counts: dict[str, int],
 
 
 def pass_cycles(instructions: list[str]) -> float:
-    """Cycles of a pass of ``instructions`` run over and over: their run on this machine's cores
-    (``core_run``; gathers and scatters costed apart, as in ``mca``), or llvm-mca's (``mca``) where the run
-    cannot be made (another architecture, no C compiler, an instruction that must not run here)."""
+    """Cycles of a pass of ``instructions`` run over and over: the geometric mean of their run on this
+    machine's cores (``core_run``; gathers and scatters costed apart, as in ``mca``) and llvm-mca's
+    (``mca``), or llvm-mca's alone where the run cannot be made (another architecture, no C compiler, an
+    instruction that must not run here). Each is wrong where the other is not (``core_run``'s docstring),
+    and the core's timing on a shared host varies from one costing to the next: the mean halves that."""
+    model = mca(instructions)
     core = core_run.cycles(instructions)
-    if core is None:
-        return mca(instructions)
-    return core + sum(map(gather_cycles, instructions))
+    if core is None or model <= 0.0:
+        return model
+    core += sum(map(gather_cycles, instructions))
+    return math.sqrt(model * core) if core > 0.0 else model
 
 
 def is_locked(instruction: str) -> bool:
