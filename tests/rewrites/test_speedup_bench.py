@@ -21,7 +21,7 @@ def _script():
 
 def test_one_rewrite_measured_in_rounds(tmp_path, pocl, capsys) -> None:
     bench = _script()
-    case = "unroll_nested:nested:pragma-unroll"
+    case = "unroll_outside_counter:outside:pragma-unroll"
     assert bench.main(["--device", "pocl", "--only", case, "--rounds", "3", "--policy", "quick",
                        "--out", str(tmp_path), "--predictions", str(tmp_path / "pred.json")]) == 0
     report = json.loads((tmp_path / "rewrite_speedups_pocl.json").read_text())
@@ -29,7 +29,9 @@ def test_one_rewrite_measured_in_rounds(tmp_path, pocl, capsys) -> None:
     assert c["id"].startswith(case) and c["matches"] and c["error"] is None
     assert len(c["ratios"]) == 3 and all(r > 0 for r in c["ratios"])
     assert c["measured"] == statistics.median(c["ratios"])
-    assert c["predicted"] > 1.0  # PoCL keeps the loop rolled: unrolling it is predicted to gain
+    # PoCL keeps the loop rolled: unrolling it is predicted to gain (about 14x; nested's 1.2x had been
+    # used here, too close to 1 for costings that time PoCL's code on a shared host's cores)
+    assert c["predicted"] > 2.0
     assert report["rounds"] == 3 and report["summary"]["compared"] == 1
     md = (tmp_path / "rewrite_speedups_pocl.md").read_text()
     assert "median ratio of 3 alternating round(s)" in md and case in md
