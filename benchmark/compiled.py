@@ -155,9 +155,9 @@ class CompiledCode:
 
     @property
     def costed_by(self) -> str:
-        """What costed the passes: ``core-run`` (this machine's cores; llvm-mca for a pass they cannot
-        run) or ``llvm-mca``."""
-        return "core-run" if core_run.compiler() else "llvm-mca"
+        """What costed the passes: ``core-run+llvm-mca`` (the mean of this machine's cores' cycles and
+        llvm-mca's; llvm-mca's alone for a pass the cores cannot run) or ``llvm-mca``."""
+        return "core-run+llvm-mca" if core_run.compiler() else "llvm-mca"
 
 
 def cpu_code(source: str, kernel: str, scenario: Scenario, device: Device, *, build_options: str = "",
