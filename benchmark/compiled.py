@@ -144,7 +144,7 @@ _lock = threading.Lock()
 class CompiledCode:
     """The cost of one launch of the scenario in PoCL's code."""
 
-    cycles: float  # core cycles of the launch, all work-groups, as PoCL's code runs on the cores
+    cycles: float  # core cycles of the launch, all work-groups, as costed (``pass_cycles``)
     work_items: int
     function: str = ""  # the work-group function that ran
     loops: tuple[str, ...] = field(default=())  # per loop: its IR header, passes, cycles per pass
