@@ -20,10 +20,10 @@ speedup_model.py``) costs PoCL's own code, in three steps:
    IR block and loop nest (``blocks``). ``K`` passes of each loop body, every block and inner loop
    repeated as often as the counts say, form one straight sequence, so that successive work-items
    overlap as they do in the kernel. It is run on this machine's cores and timed in core cycles
-   (``core_run``: every jump goes to the next instruction, taken as often as the counts say it was) and
-   costed by ``llvm-mca`` (LLVM's scheduling model of the host CPU, ``-mcpu=native``, which leaves the
-   jumps out); a pass costs the geometric mean of the two (``pass_cycles``), llvm-mca's alone where the
-   core cannot run it (another architecture, no C compiler). A loop
+   (``core_run``: every jump goes to the next instruction, taken as often as the counts say it was:
+   ``pass_cycles``); ``llvm-mca`` (LLVM's scheduling model of the host CPU, ``-mcpu=native``, which
+   leaves the jumps out) costs it where the core cannot run it (another architecture, no C compiler,
+   an atomic or string instruction). A loop
    whose passes are too long for that is costed without its inner loops, which are costed on their own.
    The cycles of the launch are the sum over loops of passes / K x the cycles of K passes
    (``launch_cycles``), in the work-group function and in every function it called. A pass costs at
@@ -155,9 +155,9 @@ class CompiledCode:
 
     @property
     def costed_by(self) -> str:
-        """What costed the passes: ``core-run+llvm-mca`` (the mean of this machine's cores' cycles and
-        llvm-mca's; llvm-mca's alone for a pass the cores cannot run) or ``llvm-mca``."""
-        return "core-run+llvm-mca" if core_run.compiler() else "llvm-mca"
+        """What costed the passes: ``core-run`` (this machine's cores; llvm-mca for a pass they cannot
+        run) or ``llvm-mca``."""
+        return "core-run" if core_run.compiler() else "llvm-mca"
 
 
 def cpu_code(source: str, kernel: str, scenario: Scenario, device: Device, *, build_options: str = "",
@@ -523,17 +523,12 @@ def launch_cycles(code: list[Block], counts: dict[str, int],
 
 
 def pass_cycles(instructions: list[str]) -> float:
-    """Cycles of a pass of ``instructions`` run over and over: the geometric mean of their run on this
-    machine's cores (``core_run``; gathers and scatters costed apart, as in ``mca``) and llvm-mca's
-    (``mca``), or llvm-mca's alone where the run cannot be made (another architecture, no C compiler, an
-    instruction that must not run here). Each is wrong where the other is not (``core_run``'s docstring),
-    and the core's timing on a shared host varies from one costing to the next: the mean halves that."""
-    model = mca(instructions)
+    """Cycles of a pass of ``instructions`` run over and over: their run on this machine's cores
+    (``core_run``; gathers and scatters costed apart, as in ``mca``), or llvm-mca's (``mca``) where the run
+    cannot be made (another architecture, no C compiler, an instruction that must not run here)."""
     core = core_run.cycles(instructions)
-    if core is None or model <= 0.0:
-        return model
-    core += sum(map(gather_cycles, instructions))
-    return math.sqrt(model * core) if core > 0.0 else model
+    total = None if core is None else core + sum(map(gather_cycles, instructions))
+    return total if total else mca(instructions)
 
 
 def is_locked(instruction: str) -> bool:

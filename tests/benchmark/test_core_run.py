@@ -4,6 +4,7 @@ they can run anywhere, and real runs of them."""
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
 from clperf.benchmark import compiled, core_run
@@ -121,15 +122,57 @@ def test_a_run_sees_dependencies_in_core_cycles() -> None:
 
 
 @needs_core
-def test_pass_cycles_mean_the_cores_and_llvm_mcas_and_are_llvm_mcas_where_the_core_cannot_run_them() -> None:
+def test_pass_cycles_are_the_cores_and_llvm_mcas_where_the_core_cannot_run_them() -> None:
     assert core_run.cycles(["frobnicate %eax, %ecx"]) is None
     lines = ["vfmadd231ss %xmm6, %xmm7, %xmm0", "vcvtsi2ss %eax, %xmm6, %xmm5", "vmulss %xmm5, %xmm3, %xmm1"]
     core = core_run.cycles(lines)
     assert core is not None and core > 0
-    # the geometric mean of the core's cycles and llvm-mca's where the core can run them
-    assert compiled.pass_cycles(lines) == pytest.approx((core * compiled.mca(lines)) ** 0.5)
+    assert compiled.pass_cycles(lines) == core
     gather = "vpgatherdd %ymm2, (%rax,%ymm3,4), %ymm4"  # costed apart: ELEMENT_CYCLES per element
-    both = [*lines, gather]
-    core_and_gather = core + compiled.gather_cycles(gather)  # the same run: the gather is left out of it
-    assert compiled.pass_cycles(both) == pytest.approx((core_and_gather * compiled.mca(both)) ** 0.5)
+    assert compiled.pass_cycles([*lines, gather]) == pytest.approx(core + compiled.gather_cycles(gather))
     assert compiled.pass_cycles(lines + ["syscall"]) == compiled.mca(lines + ["syscall"])
+
+
+@needs_core
+def test_the_driver_times_a_chain_of_taken_jumps_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real driver prints the body's cycles, how much slower the chains of adds ran than the core's
+    width, and the cycles a taken jump of a chain of them took (about 1-1.2 on a quiet core)."""
+    printed: list[str] = []
+    run = subprocess.run
+
+    def spy(args: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+        done = run(args, **kw)  # type: ignore[call-overload]
+        if str(args[0]).endswith("sequence"):
+            printed.append(done.stdout)
+        return done
+
+    monkeypatch.setattr(core_run.subprocess, "run", spy)
+    core_run._cache.clear()
+    assert core_run.cycles(["addq $1, %rax"] * 32) is not None
+    cycles, slower, jumps = (float(x) for x in printed[0].split())
+    copies = -(-core_run.PASSES_PER_LOOP // 32)  # the body as the driver repeats it
+    assert cycles == pytest.approx(32 * copies, rel=0.3) and 0.8 < slower and 0.8 < jumps < 20
+
+
+def test_a_sequence_costs_the_fastest_of_its_runs_and_busy_runs_ask_for_more(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Processes whose adds or jumps ran slow (the host's neighbour on the core) are busy: another
+    process follows after a pause, and the fastest run of all stands once three quiet ones agree."""
+    if core_run.compiler() is None:
+        pytest.skip("needs x86-64 and a C compiler")
+    outputs = iter(["150.0 1.00 1.10", "90.0 1.00 1.60", "100.0 1.30 1.10", "101.0 1.00 1.12",
+                    "100.5 1.01 1.09", "102.0 1.02 1.15", "101.5 1.00 1.10", "103.0 1.00 1.11", "1 1 1"])
+    runs: list[str] = []
+    run = subprocess.run
+
+    def driver(args: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+        if not str(args[0]).endswith("sequence"):
+            return run(args, **kw)  # type: ignore[call-overload]  # the build is real
+        runs.append(next(outputs))
+        return subprocess.CompletedProcess(args, 0, runs[-1], "")
+
+    monkeypatch.setattr(core_run.subprocess, "run", driver)
+    monkeypatch.setattr(core_run, "BUSY_PAUSE_S", 0.0)
+    # busy: 90 (its jumps), 100 (its adds); quiet: 150, 101, 100.5, which disagree, so three more
+    assert core_run._cycles(core_run.compiler() or "cc", ["addq $1, %rax"], 100) == 90.0
+    assert len(runs) == 8
