@@ -225,7 +225,7 @@ def compiler() -> str | None:
     """A C compiler that assembles x86-64, or None (another architecture, or none installed)."""
     if platform.machine() not in ("x86_64", "AMD64"):
         return None
-    return next((c for c in ("cc", "gcc", "clang") if shutil.which(c)), None)
+    return next((c for c in ("cc", "gcc", "clang", "clang-15") if shutil.which(c)), None)
 
 
 def runnable(instructions: list[str]) -> list[str] | None:
