@@ -32,11 +32,22 @@ Nothing else of the kernel is run, so some things are changed for the instructio
   read of a later pass (their addresses move with the work-item in the kernel; llvm-mca assumes the same),
   at the operand's own displacement, so that arrays keep their extent; spill slots (``%rsp`` or
   ``%rbp`` and no index) are one region, reads and writes, as they are in the kernel. The regions differ
-  in their low 12 bits: a write and a read 4 KB apart stall the core's reads (4K aliasing) where the
-  kernel's would not. Reads no longer wait for their index registers (llvm-mca keeps that dependency);
-* AVX-512 masks on reads and writes are dropped and AVX2's masked stores get an all-ones mask: a mask of
-  zeros, which the registers' arbitrary values can give, costs about 500 cycles a store in microcode; the
-  kernel's masks are all ones but at a grid's edge;
+  in their low 12 bits: a write and a read 4 KB apart stall the core's reads (4K aliasing), which
+  ``speedup_model.alias_cycles`` charges where the kernel's addresses do. Reads no longer wait for their
+  index registers (llvm-mca keeps that dependency);
+* each pass of a vector read or write moves on by its vector's width (``vector_bytes``), as the work-item
+  loop moves on by a vector of work-items: a 32-byte read 4 bytes into a line (``in[i + 1]``) crosses
+  into the next line every other pass, as in the kernel, and a line crossed costs the core a second read
+  (``window8`` unrolled: 548 core cycles for a sequence that stays in its lines, 748 when every read
+  crosses, 0.71 against 0.88 cycles a work-item in the launch, measured 1.5);
+* AVX-512 masks stay on vector reads and writes of 32 bytes or more, all ones: these are the work-item
+  loop's guards, all ones but at a grid's edge, and a masked read is not a plain one (``window8``
+  unrolled: 548 cycles without its masks, 667 with them). What computes a mask writes ``%k0`` instead,
+  and the driver sets ``%k1``-``%k7`` to ones: a mask of zeros, which the registers' arbitrary values can
+  give, costs about 500 cycles a store in microcode. A masked read or write of an element or of 16 bytes
+  is a select of the kernel's own (``x < 0 ? a : b``), whose mask the data decides: it runs unmasked (a
+  merging scalar read with a mask of ones cost ``dm_explog``'s exp and log 1.8x their time, which its
+  measured time does not show). AVX2's masked stores get an all-ones mask before them;
 * jumps run as they went in the counted run (``compiled.launch_cycles`` marks each block's jumps taken or
   not, as often as the counts say, spread over its runs): a taken one as a jump to the next instruction,
   one that fell through as a jump never taken; each replaces the compare before it (one macro-op with
@@ -85,6 +96,11 @@ log = logging.getLogger(__name__)
 # disp(base, index, scale), disp alone allowed: 8(%rdi), (%rsi,%rcx,4), .LCPI1_0(%rip), -8(%rsp)
 MEMORY = re.compile(r"(-?[\w.$+-]*)\((%\w*)?(?:,\s*(%\w+))?(?:,\s*(\d))?\)")
 MASK = re.compile(r"\s*\{%k[1-7]\}(\s*\{z\})?")
+WORK_ITEM_VECTOR = 32  # bytes: a masked read or write this wide is the work-item loop's guard
+MASK_WRITE = re.compile(r",\s*%k[1-7](?=(\s*\{%k[1-7]\})?$)")  # writes a mask: vpcmpgtd ..., %k1 {%k2}
+# an element or part of a register: a scalar, broadcast, insert or conversion (``vector_bytes``: none)
+NARROW = re.compile(r"^v?(p?broadcast|p?insert|pinsr|extract|pextr|movd$|movq$|pmov[sz]x|cvt|mov[hl]p)"
+                    r"|s[sdh]$")
 SYMBOL = re.compile(r"[A-Za-z_.$][\w.$]*\(%rip\)")  # a constant of the code: .LCPI1_0(%rip)
 NOT_RUN = re.compile(r"^(rep|movs[bwlq]?$|stos|lods|cmps[bwlq]?$|scas|syscall|sysenter|int|ud|hlt|cpuid|"
                      r"xlat|enter|leave|in[bwl]?$|out|lock|xchg|cmpxchg|rdrand|rdseed|wrfsbase|xsave|xrstor)")
@@ -94,7 +110,7 @@ SKIP = ("j", "nop", "ret", "call", "push", "pop")
 TAKEN = "jmp\t<taken>"
 NOT_TAKEN = "j\t<not taken>"
 WRITES_RSP = re.compile(r",\s*%[re]?sp$")
-VERSION = "7"  # of how sequences are made runnable and timed: part of compiled.COST_VERSION (bump it)
+VERSION = "9"  # of how sequences are made runnable and timed: part of compiled.COST_VERSION (bump it)
 REGION = 66560  # 65 KB: regions 1 KB apart in their low 12 bits (no 4K aliasing between them)
 REGIONS = 15
 BUFFER = 4096 + REGION * REGIONS
@@ -128,6 +144,7 @@ clperf_sequence:
  andq $-64, %rsp
  movq %rax, (%rsp)
  movq %rdi, 8(%rsp)
+{masks}
  stmxcsr 16(%rsp)
  orl $0x8040, 16(%rsp)
  ldmxcsr 16(%rsp)
@@ -230,13 +247,14 @@ def compiler() -> str | None:
 
 def runnable(instructions: list[str]) -> list[str] | None:
     """``instructions`` (llc's AT&T assembly, one pass sequence of ``launch_cycles``) as they are run here
-    (the module's docstring): memory operands moved into the private buffer, masks dropped, jumps as
+    (the module's docstring): memory operands moved into the private buffer, masks set to ones, jumps as
     counted (``TAKEN``, ``NOT_TAKEN``; others left out), gathers, scatters and writes to ``%rsp`` left out;
     None when one of them must not run here."""
     from clperf.benchmark import compiled
 
     regions: dict[tuple[str | None, ...], int] = {}
     symbols: dict[str, int] = {}
+    passes: dict[tuple[str | None, ...], int] = {}
     out: list[str] = []
     for line in instructions:
         op = line.split()[0]
@@ -253,17 +271,32 @@ def runnable(instructions: list[str]) -> list[str] | None:
         for x in compiled.for_mca(line):
             if WRITES_RSP.search(x):
                 continue
+            x = MASK_WRITE.sub(", %k0", x)  # the masks %k1-%k7 stay all ones (``ASM``'s ``masks``)
             if op.startswith("lea") or "(" not in x:  # an address computed, not read: a constant's is ours
                 out.append(SYMBOL.sub("clperf_buf(%rip)", x))
                 continue
             if compiled.MASKED_STORE.match(x):
                 mask = x.split(",")[1].strip()
                 out.append(f"vpcmpeqd {mask}, {mask}, {mask}")
-            out.append(MEMORY.sub(lambda m: _moved(m, regions, symbols), MASK.sub("", x)))
+            width = vector_bytes(x)
+            if width < WORK_ITEM_VECTOR:  # a select of the kernel's own, on an element: as a plain read
+                x = MASK.sub("", x)
+            out.append(MEMORY.sub(functools.partial(_moved, regions=regions, symbols=symbols, passes=passes,
+                                                    width=width), x))
     return out
 
 
-def _moved(m: re.Match[str], regions: dict[tuple[str | None, ...], int], symbols: dict[str, int]) -> str:
+def vector_bytes(instruction: str) -> int:
+    """Bytes a vector instruction's memory operand spans (its widest register's), or 0 for a scalar,
+    broadcast, insert or conversion (an element or half a register: they do not cross lines as vectors)."""
+    op = instruction.split()[0]
+    if NARROW.search(op):
+        return 0
+    return next((w for reg, w in (("%zmm", 64), ("%ymm", 32), ("%xmm", 16)) if reg in instruction), 0)
+
+
+def _moved(m: re.Match[str], regions: dict[tuple[str | None, ...], int], symbols: dict[str, int],
+           passes: dict[tuple[str | None, ...], int], width: int) -> str:
     disp, base, index, scale = m.groups()
     write = not re.search(r",\s*%", m.string[m.end():])  # AT&T: the last operand is the one written
     spill = base in ("%rsp", "%rbp") and not index
@@ -273,6 +306,9 @@ def _moved(m: re.Match[str], regions: dict[tuple[str | None, ...], int], symbols
         offset = int(disp, 0) % (REGION - 1024) if disp else 0
     except ValueError:  # a symbol: a constant of the code (.LCPI1_0(%rip))
         offset = 64 * (symbols.setdefault(disp, len(symbols)) % 1000)
+    if width and not spill:  # each pass moves on by a vector, as the work-item loop does
+        n = passes[(*key, disp)] = passes.get((*key, disp), -1) + 1
+        offset += n * width % 64
     return f"clperf_buf+{4096 + REGION * region + offset}(%rip)"
 
 
@@ -309,8 +345,11 @@ def _cycles(cc: str, body: list[str], runs: int) -> float | None:
     with tempfile.TemporaryDirectory(prefix="clperf-core-") as d:
         folder = Path(d)
         (folder / "driver.c").write_text(DRIVER)
+        masks = "%k" in "".join(body)  # AVX-512's: all ones, as in the kernel but at a grid's edge
         (folder / "sequence.s").write_text(ASM.format(
-            buffer=BUFFER, body="\n".join(" " + x for x in body), adds="\n".join([" addq $1, %rax"] * 256),
+            buffer=BUFFER, body="\n".join(" " + x for x in body),
+            masks="\n".join(f" kxnorq %k{k}, %k{k}, %k{k}" for k in range(1, 8) if masks),
+            adds="\n".join([" addq $1, %rax"] * 256),
             wide="\n".join(f" addq $1, %r{8 + k % 4}" for k in range(256)),
             jumps="\n".join(f" jmp {k}f\n{k}:" for k in range(1, 257)),
             fp_wide="\n".join(f" vaddps %ymm{8 + k % 8}, %ymm0, %ymm{8 + k % 8}" for k in range(256))))

@@ -159,6 +159,71 @@ def refill_cycles(kernel: Any, scenario: Scenario) -> float:
     return refills * compiled.L1_FILL_CYCLES
 
 
+VECTOR_BYTES = 32  # PoCL's vectoriser prefers 256-bit vectors on x86-64 (AVX2, and AVX-512 hosts too)
+PAGE_BYTES = 4096  # buffers start on a page; loads and stores compare addresses by their low 12 bits
+# Core cycles a vector pass of the work-item loop waits when one of its reads starts at the low 12 bits where
+# a write to another place started d passes before it (index d - 1; none further back), times the square
+# root of the reads that do: fitted by least squares to three kernels in groups 8-64 wide over rows 4 KB apart
+# and 4160 bytes apart (``bench/alias_cost.py``, this session's run; 3 passes, which none of them meets:
+# the geometric mean of 2 and 4)
+ALIAS_CYCLES = (25.4, 2.9, 2.8, 2.7)
+
+
+def alias_cycles(kernel: Any, scenario: Scenario) -> float:
+    """Core cycles of the launch that reads wait on writes elsewhere with the same low 12 bits (4K
+    aliasing), which the code's costing does not see (it runs reads and writes in regions apart). A core
+    first compares a read with the pending writes by the low 12 bits of their addresses, and a read that
+    starts where an earlier write to another place started waits for it. PoCL runs a loop-free kernel as a
+    loop over each group's work-items, a vector of them at a time along dimension 0, then the next row, and
+    buffers start on a page: where a group's rows are one to four vectors wide and the data's rows a
+    multiple of 4 KB apart, the reads of a row meet the writes of the row before (``jacobi`` over rows of
+    1024 floats in 16x16 groups: 2.35 core cycles a work-item, 1.25 over rows of 1040). Each such pass
+    (``aliased_reads``) waits ``ALIAS_CYCLES`` by its nearest such write, times the square root of its
+    reads that wait (they wait together, not quite at once: ``bench/alias_cost.py``)."""
+    passes = aliased_reads(kernel, scenario)
+    if not passes or not scenario.local_size:
+        return 0.0
+    per_group = sum(ALIAS_CYCLES[d - 1] * math.sqrt(n) for d, n in passes)
+    return per_group * scenario.work_items / math.prod(scenario.local_size)
+
+
+def aliased_reads(kernel: Any, scenario: Scenario) -> list[tuple[int, int]]:
+    """For each vector pass of one work-group inside the grid (``alias_cycles``) whose global reads start
+    at the low 12 bits where a write to another place started at most ``len(ALIAS_CYCLES)`` passes before:
+    (passes back to the nearest such write, reads that start so). Only contiguous reads and writes are
+    vectors of a pass (a strided one is a gather of elements). Empty for a kernel with loops left (scalar
+    code: its work-items a whole pass apart) or offsets not known at the scenario."""
+    accesses = [a for a in getattr(kernel, "accesses", ())
+                if a.address_space == "global" and a.pattern == "contiguous"]
+    width = max((int(a.element_size or 4) for a in accesses), default=4)
+    if has_loops(kernel) or not any(a.kind == "store" for a in accesses) or any(
+            not getattr(a, "offset", None) for a in accesses) or not scenario.local_size:
+        return []
+    from clperf.predictor.analysis import poly
+
+    local = tuple(scenario.local_size) + (1, 1)
+    values: dict[str, float] = {f"arg:{k}": float(v) for k, v in rl.count_args(scenario).items()}
+    step = max(1, min(VECTOR_BYTES // width, local[0]))
+    writes: list[tuple[int, str | None, int]] = []  # (pass, buffer, byte offset) of the recent writes
+    out = []
+    for n, (z, y, x) in enumerate(itertools.product(range(local[2]), range(local[1]),
+                                                    range(0, local[0], step))):
+        at = {**values, "gid0": float(local[0] + x), "gid1": float(local[1] + y),
+              "gid2": float(local[2] + z), "lid0": float(x), "lid1": float(y), "lid2": float(z)}
+        offsets = [(a, poly.evaluate(poly.thaw(a.offset), at)) for a in accesses]
+        if any(off is None for _a, off in offsets):
+            return []
+        places = [(a.kind, a.param, int(off or 0)) for a, off in offsets]
+        writes = [w for w in writes if n - w[0] <= len(ALIAS_CYCLES)]
+        waits = [min((n - p for p, param, start in writes
+                      if (start - off) % PAGE_BYTES == 0 and (param, start) != (buffer, off)), default=0)
+                 for kind, buffer, off in places if kind != "store"]
+        if any(waits):
+            out.append((min(d for d in waits if d), sum(1 for d in waits if d)))
+        writes += [(n, buffer, off) for kind, buffer, off in places if kind == "store"]
+    return out
+
+
 def cached_stream(kernel: Any, traffic: rl.Traffic, device: Device) -> bool:
     """Whether a launch streams data that stays in the device's cache between launches: every global
     access contiguous (or the same element for all), and what the launch moves at most half the cache.
@@ -180,7 +245,7 @@ def roofline_for(kernel: Any, scenario: Scenario, device: Device, code: Any = No
     t = rl.traffic(kernel, scenario, device.type)
     t = replace(t, int_ops=t.int_ops + (facts.int_div_ops - 1.0) * t.int_divs)  # a division as its ops
     if code is not None and device.clock_mhz:
-        cycles = max(code.cycles, refill_cycles(kernel, scenario))  # refills overlap the rest
+        cycles = max(code.cycles + alias_cycles(kernel, scenario), refill_cycles(kernel, scenario))
         compute_ms = cycles / (max(1, device.compute_units) * device.clock_mhz * 1e3)
         if cached_stream(kernel, t, device):
             bw = max(bw, float(device.cache_bandwidth_gbs or 0.0))

@@ -58,10 +58,8 @@ def test_memory_operands_move_into_the_buffer_reads_and_writes_apart_spills_toge
     assert all(0 <= int(p[0]) < core_run.BUFFER - 64 for p in places if p)
 
 
-def test_masks_jumps_gathers_and_writes_to_the_stack_pointer_are_left_out() -> None:
+def test_jumps_gathers_and_writes_to_the_stack_pointer_are_left_out() -> None:
     body = core_run.runnable([
-        "vmovups (%rax,%rsi,4), %ymm5 {%k1} {z}",
-        "vmovups %ymm5, (%rcx,%rsi,4) {%k1}",
         "vmaskmovps %ymm1, %ymm7, (%rsi)",
         "vpgatherdd %ymm2, (%rax,%ymm3,4), %ymm4",
         "subq $64, %rsp",
@@ -71,11 +69,61 @@ def test_masks_jumps_gathers_and_writes_to_the_stack_pointer_are_left_out() -> N
     ])
     assert body is not None
     text = "\n".join(body)
-    assert "{" not in text and "gather" not in text and "%rsp" not in text and "push" not in text
+    assert "gather" not in text and "%rsp" not in text and "push" not in text
     assert "idiv" not in text and "imull" in text  # compiled.for_mca's multiplies
     assert "jne" not in text
     assert body.index("vpcmpeqd %ymm7, %ymm7, %ymm7") + 1 == body.index(
         next(x for x in body if x.startswith("vmaskmovps")))  # an all-ones mask before the masked store
+
+
+def test_avx512_masks_are_kept_all_ones_and_what_writes_them_writes_k0() -> None:
+    body = core_run.runnable([
+        "vpcmpgtd %ymm6, %ymm1, %k1",
+        "vpcmpgtd %ymm2, %ymm0, %k2 {%k1}",
+        "kandw %k1, %k2, %k3",
+        "vmovups (%rax,%rsi,4), %ymm5 {%k1} {z}",
+        "vmovups %ymm5, (%rcx,%rsi,4) {%k1}",
+    ])
+    assert body is not None
+    # vector reads and writes (the work-item loop's guards) keep their masks (a masked read or write is not
+    # a plain one), which stay as the driver sets them (all ones), since what computed them now writes %k0
+    assert body[:3] == ["vpcmpgtd %ymm6, %ymm1, %k0", "vpcmpgtd %ymm2, %ymm0, %k0 {%k1}",
+                        "kandw %k1, %k2, %k0"]
+    assert body[3].endswith("%ymm5 {%k1} {z}") and body[4].endswith("(%rip) {%k1}")
+    # a masked read of an element is a select of the kernel's, decided by its data: it runs unmasked
+    assert core_run.runnable(["vmovsd (%rax), %xmm0 {%k1}"]) == ["vmovsd clperf_buf+4096(%rip), %xmm0"]
+
+
+def _avx512() -> bool:
+    try:
+        flags = open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+    return " avx512f" in flags and " avx512bw" in flags
+
+
+@needs_core
+@pytest.mark.skipif(not _avx512(), reason="needs AVX-512 (masks)")
+def test_masked_writes_run_at_the_rate_of_writes_their_masks_set_to_ones() -> None:
+    """The compare that computed a mask (here from arbitrary registers, which could give zeros: a masked
+    write of nothing costs hundreds of cycles in microcode) writes %k0; the driver sets %k1-%k7 to ones."""
+    masked = core_run.cycles(["vpcmpgtd %ymm6, %ymm1, %k1", "vmovups %ymm5, (%rcx,%rsi,4) {%k1}",
+                              "addq $32, %rsi"] * 8)
+    assert masked is not None and 0 < masked < 8 * 20
+
+
+def test_each_pass_of_a_vector_read_moves_on_by_its_width_as_the_work_item_loop_does() -> None:
+    passes = ["vmovups 4(%rax,%rsi,4), %ymm1", "vmovss 4(%rax,%rsi,4), %xmm2", "vmovups %xmm1, (%rcx)"] * 3
+    body = core_run.runnable(passes)
+    assert body is not None
+    at = [int(re.findall(r"clperf_buf\+(\d+)\(%rip\)", x)[0]) for x in body]
+    ymm, scalar, xmm = at[0::3], at[1::3], at[2::3]
+    # a 32-byte read at 4 bytes into a line: every other pass crosses into the next line, as the kernel's
+    assert [x - ymm[0] for x in ymm] == [0, 32, 0] and (ymm[0] - 4) % 64 == 0
+    assert [x - xmm[0] for x in xmm] == [0, 16, 32]
+    assert len(set(scalar)) == 1  # an element read does not cross lines: it stays
+    assert core_run.vector_bytes("vbroadcastss (%rax), %ymm1") == 0
+    assert core_run.vector_bytes("vaddps (%rax), %zmm1, %zmm2") == 64
 
 
 def test_jumps_run_as_the_count_says_they_went_never_mispredicted() -> None:

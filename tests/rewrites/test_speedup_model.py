@@ -242,6 +242,38 @@ def test_a_column_read_with_a_power_of_two_pitch_refills_the_l1_cache_every_time
         assert refills(512) == 32 * compiled.L1_FILL_CYCLES and refills(528) == 0.0
 
 
+ROWS = """
+__kernel void rows(__global const float* in, __global float* out, int w) {
+    int i = (get_global_id(1) + 1) * w + get_global_id(0);
+    out[i] = in[i] * 2.0f;
+}
+"""
+
+
+def test_reads_of_the_next_row_wait_on_the_writes_of_the_last_when_rows_are_4_kb_apart() -> None:
+    def per_pass(text: str, w: int, local: str) -> float:
+        k = analyze_text(text).kernel("rows")
+        assert k is not None
+        sc = rewrites.scenario_for(text, k, parse_flags(
+            f"--global 1024,1024 --local {local} --arg w={w} --arg in={w * 1026} --arg out={w * 1026}"))
+        return speedup_model.alias_cycles(k, sc) * 8 / sc.work_items  # per pass of 8 work-items
+
+    # rows of 4096 bytes: the read starts where the write of the row before started, 1, 2, 4 passes back
+    # in groups 8, 16, 32 wide (every row of the group but its first); 8 passes back (64 wide) it has left
+    table = speedup_model.ALIAS_CYCLES
+    assert per_pass(ROWS, 1024, "8,32") == pytest.approx(table[0] * 31 / 32)
+    assert per_pass(ROWS, 1024, "16,16") == pytest.approx(table[1] * 15 / 16)
+    assert per_pass(ROWS, 1024, "32,8") == pytest.approx(table[3] * 7 / 8)
+    assert per_pass(ROWS, 1024, "64,4") == 0.0
+    assert per_pass(ROWS, 1040, "16,16") == 0.0  # rows of 4160 bytes: no read starts where a write did
+    # three reads down the column wait on the same write: the square root of three times one's wait
+    column = ROWS.replace("in[i] * 2.0f", "in[i - w] + in[i] + in[i + w]")
+    assert per_pass(column, 1024, "16,16") == pytest.approx(table[1] * 15 / 16 * 3 ** 0.5)
+    # a kernel with a loop runs its work-items one at a time, a whole pass apart: none
+    looped = ROWS.replace("out[i] = in[i] * 2.0f", "for (int k = 0; k < w; k++) out[i] += in[i]")
+    assert per_pass(looped, 1024, "8,32") == 0.0
+
+
 def _unrolled(text: str):  # noqa: ANN202
     return analyze_text(text, unroll_threshold=300).kernel("horner")
 
