@@ -39,11 +39,12 @@ Nothing else of the kernel is run, so some things are changed for the instructio
   loop moves on by a vector of work-items: a 32-byte read 4 bytes into a line (``in[i + 1]``) crosses
   into the next line every other pass, as in the kernel, and a line crossed costs the core a second read
   (``window8`` unrolled: 548 core cycles for a sequence that stays in its lines, 748 when every read
-  crosses, 0.71 against 0.88 cycles a work-item in the launch, measured 1.5);
-* AVX-512 masks stay on vector reads and writes of 32 bytes or more, all ones: these are the work-item
-  loop's guards, all ones but at a grid's edge, and a masked read is not a plain one (``window8``
-  unrolled: 548 cycles without its masks, 667 with them). What computes a mask writes ``%k0`` instead,
-  and the driver sets ``%k1``-``%k7`` to ones: a mask of zeros, which the registers' arbitrary values can
+  crosses);
+* AVX-512 masks stay on vector reads and writes of 32 bytes or more: these are the work-item loop's
+  guards, all ones but at a grid's edge, and a masked read is not a plain one (``window8`` unrolled:
+  548 cycles without its masks, 667 with them; on PoCL, 1.55 core cycles a work-item with its guard,
+  1.05 without). What computes a mask is made to compute ones (``ones``: a compare of a register with
+  itself, still after its source), since a mask of zeros, which the registers' arbitrary values can
   give, costs about 500 cycles a store in microcode. A masked read or write of an element or of 16 bytes
   is a select of the kernel's own (``x < 0 ? a : b``), whose mask the data decides: it runs unmasked (a
   merging scalar read with a mask of ones cost ``dm_explog``'s exp and log 1.8x their time, which its
@@ -97,7 +98,7 @@ log = logging.getLogger(__name__)
 MEMORY = re.compile(r"(-?[\w.$+-]*)\((%\w*)?(?:,\s*(%\w+))?(?:,\s*(\d))?\)")
 MASK = re.compile(r"\s*\{%k[1-7]\}(\s*\{z\})?")
 WORK_ITEM_VECTOR = 32  # bytes: a masked read or write this wide is the work-item loop's guard
-MASK_WRITE = re.compile(r",\s*%k[1-7](?=(\s*\{%k[1-7]\})?$)")  # writes a mask: vpcmpgtd ..., %k1 {%k2}
+MASK_WRITE = re.compile(r",\s*(%k[1-7])(\s*\{%k[1-7]\})?$")  # writes a mask: vpcmpgtd ..., %k1 {%k2}
 # an element or part of a register: a scalar, broadcast, insert or conversion (``vector_bytes``: none)
 NARROW = re.compile(r"^v?(p?broadcast|p?insert|pinsr|extract|pextr|movd$|movq$|pmov[sz]x|cvt|mov[hl]p)"
                     r"|s[sdh]$")
@@ -110,7 +111,7 @@ SKIP = ("j", "nop", "ret", "call", "push", "pop")
 TAKEN = "jmp\t<taken>"
 NOT_TAKEN = "j\t<not taken>"
 WRITES_RSP = re.compile(r",\s*%[re]?sp$")
-VERSION = "9"  # of how sequences are made runnable and timed: part of compiled.COST_VERSION (bump it)
+VERSION = "10"  # of how sequences are made runnable and timed: part of compiled.COST_VERSION (bump it)
 REGION = 66560  # 65 KB: regions 1 KB apart in their low 12 bits (no 4K aliasing between them)
 REGIONS = 15
 BUFFER = 4096 + REGION * REGIONS
@@ -271,7 +272,7 @@ def runnable(instructions: list[str]) -> list[str] | None:
         for x in compiled.for_mca(line):
             if WRITES_RSP.search(x):
                 continue
-            x = MASK_WRITE.sub(", %k0", x)  # the masks %k1-%k7 stay all ones (``ASM``'s ``masks``)
+            x = ones(x)  # a mask it writes is all ones
             if op.startswith("lea") or "(" not in x:  # an address computed, not read: a constant's is ours
                 out.append(SYMBOL.sub("clperf_buf(%rip)", x))
                 continue
@@ -284,6 +285,26 @@ def runnable(instructions: list[str]) -> list[str] | None:
             out.append(MEMORY.sub(functools.partial(_moved, regions=regions, symbols=symbols, passes=passes,
                                                     width=width), x))
     return out
+
+
+def ones(instruction: str) -> str:
+    """``instruction`` made to write a mask of ones where it writes an AVX-512 mask register (the kernel's
+    guards, all ones but at a grid's edge; the registers' arbitrary values could give zeros): a compare
+    compares its last source with itself (``vpcmpeqd``, same width: it keeps its source, its writemask and
+    the wait of what the mask guards), a mask operation that cannot make zeros of ones stays, any other
+    (``kandn``, ``kxor``, ``knot``, a shift, a move from a general register) becomes ``kxnorq`` of its
+    destination with itself."""
+    m = MASK_WRITE.search(instruction)
+    if m is None:
+        return instruction
+    op, dest = instruction.split()[0], m.group(1)
+    vectors = re.findall(r"%[xyz]mm\d+", instruction)
+    if op.startswith(("vpcmp", "vcmp", "vptest", "vfpclass")) and vectors:
+        mask = re.search(r"\{%k[1-7]\}", instruction)
+        return f"vpcmpeqd {vectors[-1]}, {vectors[-1]}, {dest}" + (f" {mask.group(0)}" if mask else "")
+    if re.match(r"^k(and|or|xnor|unpck)[bwdq]*$", op) or re.match(r"^kmov[bwdq]\s+%k\d,", instruction):
+        return instruction
+    return f"kxnorq {dest}, {dest}, {dest}"
 
 
 def vector_bytes(instruction: str) -> int:

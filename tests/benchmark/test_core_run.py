@@ -76,20 +76,23 @@ def test_jumps_gathers_and_writes_to_the_stack_pointer_are_left_out() -> None:
         next(x for x in body if x.startswith("vmaskmovps")))  # an all-ones mask before the masked store
 
 
-def test_avx512_masks_are_kept_all_ones_and_what_writes_them_writes_k0() -> None:
+def test_avx512_masks_are_made_ones_by_what_writes_them_and_kept_on_vector_reads_and_writes() -> None:
     body = core_run.runnable([
         "vpcmpgtd %ymm6, %ymm1, %k1",
         "vpcmpgtd %ymm2, %ymm0, %k2 {%k1}",
         "kandw %k1, %k2, %k3",
+        "kandnw %k1, %k2, %k4",
+        "kmovw %eax, %k5",
         "vmovups (%rax,%rsi,4), %ymm5 {%k1} {z}",
         "vmovups %ymm5, (%rcx,%rsi,4) {%k1}",
     ])
     assert body is not None
-    # vector reads and writes (the work-item loop's guards) keep their masks (a masked read or write is not
-    # a plain one), which stay as the driver sets them (all ones), since what computed them now writes %k0
-    assert body[:3] == ["vpcmpgtd %ymm6, %ymm1, %k0", "vpcmpgtd %ymm2, %ymm0, %k0 {%k1}",
-                        "kandw %k1, %k2, %k0"]
-    assert body[3].endswith("%ymm5 {%k1} {z}") and body[4].endswith("(%rip) {%k1}")
+    # a compare compares its last source with itself: ones, still after its source and under its writemask;
+    # what keeps ones ones stays; what could make zeros of them (kandn, a general register) is ones itself
+    assert body[:5] == ["vpcmpeqd %ymm1, %ymm1, %k1", "vpcmpeqd %ymm0, %ymm0, %k2 {%k1}",
+                        "kandw %k1, %k2, %k3", "kxnorq %k4, %k4, %k4", "kxnorq %k5, %k5, %k5"]
+    # vector reads and writes (the work-item loop's guards) keep their masks: a masked read is not a plain one
+    assert body[5].endswith("%ymm5 {%k1} {z}") and body[6].endswith("(%rip) {%k1}")
     # a masked read of an element is a select of the kernel's, decided by its data: it runs unmasked
     assert core_run.runnable(["vmovsd (%rax), %xmm0 {%k1}"]) == ["vmovsd clperf_buf+4096(%rip), %xmm0"]
 
@@ -106,7 +109,7 @@ def _avx512() -> bool:
 @pytest.mark.skipif(not _avx512(), reason="needs AVX-512 (masks)")
 def test_masked_writes_run_at_the_rate_of_writes_their_masks_set_to_ones() -> None:
     """The compare that computed a mask (here from arbitrary registers, which could give zeros: a masked
-    write of nothing costs hundreds of cycles in microcode) writes %k0; the driver sets %k1-%k7 to ones."""
+    write of nothing costs hundreds of cycles in microcode) compares a register with itself: ones."""
     masked = core_run.cycles(["vpcmpgtd %ymm6, %ymm1, %k1", "vmovups %ymm5, (%rcx,%rsi,4) {%k1}",
                               "addq $32, %rsi"] * 8)
     assert masked is not None and 0 < masked < 8 * 20
