@@ -98,7 +98,7 @@ log = logging.getLogger(__name__)
 MEMORY = re.compile(r"(-?[\w.$+-]*)\((%\w*)?(?:,\s*(%\w+))?(?:,\s*(\d))?\)")
 MASK = re.compile(r"\s*\{%k[1-7]\}(\s*\{z\})?")
 WORK_ITEM_VECTOR = 32  # bytes: a masked read or write this wide is the work-item loop's guard
-MASK_WRITE = re.compile(r",\s*(%k[1-7])(\s*\{%k[1-7]\})?$")  # writes a mask: vpcmpgtd ..., %k1 {%k2}
+MASK_WRITE = re.compile(r",\s*(%k[0-7])(\s*\{%k[1-7]\})?$")  # writes a mask: vpcmpgtd ..., %k1 {%k2}
 # an element or part of a register: a scalar, broadcast, insert or conversion (``vector_bytes``: none)
 NARROW = re.compile(r"^v?(p?broadcast|p?insert|pinsr|extract|pextr|movd$|movq$|pmov[sz]x|cvt|mov[hl]p)"
                     r"|s[sdh]$")
@@ -111,7 +111,7 @@ SKIP = ("j", "nop", "ret", "call", "push", "pop")
 TAKEN = "jmp\t<taken>"
 NOT_TAKEN = "j\t<not taken>"
 WRITES_RSP = re.compile(r",\s*%[re]?sp$")
-VERSION = "10"  # of how sequences are made runnable and timed: part of compiled.COST_VERSION (bump it)
+VERSION = "11"  # of how sequences are made runnable and timed: part of compiled.COST_VERSION (bump it)
 REGION = 66560  # 65 KB: regions 1 KB apart in their low 12 bits (no 4K aliasing between them)
 REGIONS = 15
 BUFFER = 4096 + REGION * REGIONS
@@ -369,7 +369,7 @@ def _cycles(cc: str, body: list[str], runs: int) -> float | None:
         masks = "%k" in "".join(body)  # AVX-512's: all ones, as in the kernel but at a grid's edge
         (folder / "sequence.s").write_text(ASM.format(
             buffer=BUFFER, body="\n".join(" " + x for x in body),
-            masks="\n".join(f" kxnorq %k{k}, %k{k}, %k{k}" for k in range(1, 8) if masks),
+            masks="\n".join(f" kxnorq %k{k}, %k{k}, %k{k}" for k in range(8) if masks),
             adds="\n".join([" addq $1, %rax"] * 256),
             wide="\n".join(f" addq $1, %r{8 + k % 4}" for k in range(256)),
             jumps="\n".join(f" jmp {k}f\n{k}:" for k in range(1, 257)),

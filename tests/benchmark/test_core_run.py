@@ -91,6 +91,7 @@ def test_avx512_masks_are_made_ones_by_what_writes_them_and_kept_on_vector_reads
     # what keeps ones ones stays; what could make zeros of them (kandn, a general register) is ones itself
     assert body[:5] == ["vpcmpeqd %ymm1, %ymm1, %k1", "vpcmpeqd %ymm0, %ymm0, %k2 {%k1}",
                         "kandw %k1, %k2, %k3", "kxnorq %k4, %k4, %k4", "kxnorq %k5, %k5, %k5"]
+    assert core_run.runnable(["kxorb %k2, %k0, %k0"]) == ["kxnorq %k0, %k0, %k0"]  # %k0 too
     # vector reads and writes (the work-item loop's guards) keep their masks: a masked read is not a plain one
     assert body[5].endswith("%ymm5 {%k1} {z}") and body[6].endswith("(%rip) {%k1}")
     # a masked read of an element is a select of the kernel's, decided by its data: it runs unmasked
@@ -113,6 +114,13 @@ def test_masked_writes_run_at_the_rate_of_writes_their_masks_set_to_ones() -> No
     masked = core_run.cycles(["vpcmpgtd %ymm6, %ymm1, %k1", "vmovups %ymm5, (%rcx,%rsi,4) {%k1}",
                               "addq $32, %rsi"] * 8)
     assert masked is not None and 0 < masked < 8 * 20
+    # a mask made through %k0 and mask operations (a bitonic step's guard), whose values here would give
+    # zeros (ones xor ones): ones too
+    through_k0 = core_run.cycles(["vpxor %ymm4, %ymm4, %ymm4", "vptestnmd %ymm4, %ymm0, %k0",
+                                  "vpcmpeqd %ymm6, %ymm6, %k2",
+                                  "kxorb %k2, %k0, %k0", "kandb %k0, %k1, %k1",
+                                  "vmovups %ymm6, (%rcx,%rsi,4) {%k1}"] * 8)
+    assert through_k0 is not None and 0 < through_k0 < 8 * 20
 
 
 def test_each_pass_of_a_vector_read_moves_on_by_its_width_as_the_work_item_loop_does() -> None:
