@@ -24,7 +24,8 @@ come from) change the roofline's inputs here, and only here: ``estimate`` and th
   masked loads and stores, unswitched loops, remainder loops, the loops a barrier splits the kernel
   into, are all in that code. llvm-mca takes every read as an L1 hit: reads that cannot stay in this
   CPU's L1 cache because their lines map to too few of its sets (a matrix column with a power-of-two
-  pitch: ``refill_cycles``) bound the launch's cycles by their refills, which the rest overlaps.
+  pitch: ``refill_cycles``) bound the launch's cycles by their refills, which the rest overlaps; reads
+  that wait on writes elsewhere with the same low 12 bits (rows 4 KB apart: ``alias_cycles``) add theirs.
 * **Barriers on a CPU** (``barrier_item_ns``). A CPU runtime runs each region between barriers as a loop
   over the work-items of its own and keeps the values live across the barrier in per-work-item arrays:
   each barrier adds a fixed time per work-item (``bench/barrier_cost.py`` measures it), which a ``__local``
