@@ -99,6 +99,7 @@ MEMORY = re.compile(r"(-?[\w.$+-]*)\((%\w*)?(?:,\s*(%\w+))?(?:,\s*(\d))?\)")
 MASK = re.compile(r"\s*\{%k[1-7]\}(\s*\{z\})?")
 WORK_ITEM_VECTOR = 32  # bytes: a masked read or write this wide is the work-item loop's guard
 MASK_WRITE = re.compile(r",\s*(%k[0-7])(\s*\{%k[1-7]\})?$")  # writes a mask: vpcmpgtd ..., %k1 {%k2}
+KEEPS_ONES = re.compile(r"^k(and|or|xnor|unpck)[bwdq]*$|^k(or)?test")  # of masks of ones: ones (or flags)
 # an element or part of a register: a scalar, broadcast, insert or conversion (``vector_bytes``: none)
 NARROW = re.compile(r"^v?(p?broadcast|p?insert|pinsr|extract|pextr|movd$|movq$|pmov[sz]x|cvt|mov[hl]p)"
                     r"|s[sdh]$")
@@ -111,7 +112,7 @@ SKIP = ("j", "nop", "ret", "call", "push", "pop")
 TAKEN = "jmp\t<taken>"
 NOT_TAKEN = "j\t<not taken>"
 WRITES_RSP = re.compile(r",\s*%[re]?sp$")
-VERSION = "11"  # of how sequences are made runnable and timed: part of compiled.COST_VERSION (bump it)
+VERSION = "12"  # of how sequences are made runnable and timed: part of compiled.COST_VERSION (bump it)
 REGION = 66560  # 65 KB: regions 1 KB apart in their low 12 bits (no 4K aliasing between them)
 REGIONS = 15
 BUFFER = 4096 + REGION * REGIONS
@@ -302,8 +303,8 @@ def ones(instruction: str) -> str:
     if op.startswith(("vpcmp", "vcmp", "vptest", "vfpclass")) and vectors:
         mask = re.search(r"\{%k[1-7]\}", instruction)
         return f"vpcmpeqd {vectors[-1]}, {vectors[-1]}, {dest}" + (f" {mask.group(0)}" if mask else "")
-    if re.match(r"^k(and|or|xnor|unpck)[bwdq]*$", op) or re.match(r"^kmov[bwdq]\s+%k\d,", instruction):
-        return instruction
+    if KEEPS_ONES.match(op) or re.match(r"^kmov[bwdq]\s+%k\d,", instruction):
+        return instruction  # ones of ones, or no mask written (a test sets flags)
     return f"kxnorq {dest}, {dest}, {dest}"
 
 

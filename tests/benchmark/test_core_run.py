@@ -92,6 +92,7 @@ def test_avx512_masks_are_made_ones_by_what_writes_them_and_kept_on_vector_reads
     assert body[:5] == ["vpcmpeqd %ymm1, %ymm1, %k1", "vpcmpeqd %ymm0, %ymm0, %k2 {%k1}",
                         "kandw %k1, %k2, %k3", "kxnorq %k4, %k4, %k4", "kxnorq %k5, %k5, %k5"]
     assert core_run.runnable(["kxorb %k2, %k0, %k0"]) == ["kxnorq %k0, %k0, %k0"]  # %k0 too
+    assert core_run.runnable(["kortestw %k1, %k1"]) == ["kortestw %k1, %k1"]  # flags, no mask written
     # vector reads and writes (the work-item loop's guards) keep their masks: a masked read is not a plain one
     assert body[5].endswith("%ymm5 {%k1} {z}") and body[6].endswith("(%rip) {%k1}")
     # a masked read of an element is a select of the kernel's, decided by its data: it runs unmasked
