@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             units = [0.0] * len(speedup_model.ALIAS_CYCLES)
             for sign, sc in zip((1, -1), scenarios, strict=True):
                 for d, n in speedup_model.aliased_reads(kernel, sc):
-                    units[d - 1] += sign * math.sqrt(n) * 8 / 256
+                    units[d - 1] += sign * math.sqrt(n) * 8 / math.prod(local)  # per pass of 8
             rows.append(units)
             charged = [speedup_model.alias_cycles(kernel, sc) * 8 / SIDE ** 2 for sc in scenarios]
             print(f"{name:8s} groups {local[0]:2d}x{local[1]:<2d}: {waits[-1]:5.1f} measured, "

@@ -97,7 +97,9 @@ log = logging.getLogger(__name__)
 # disp(base, index, scale), disp alone allowed: 8(%rdi), (%rsi,%rcx,4), .LCPI1_0(%rip), -8(%rsp)
 MEMORY = re.compile(r"(-?[\w.$+-]*)\((%\w*)?(?:,\s*(%\w+))?(?:,\s*(\d))?\)")
 MASK = re.compile(r"\s*\{%k[1-7]\}(\s*\{z\})?")
-WORK_ITEM_VECTOR = 32  # bytes: a masked read or write this wide is the work-item loop's guard
+# bytes of PoCL's vectors over work-items (its vectoriser prefers 256-bit vectors on x86-64, AVX-512 hosts
+# too): a masked read or write this wide is the work-item loop's guard
+WORK_ITEM_VECTOR = 32
 MASK_WRITE = re.compile(r",\s*(%k[0-7])(\s*\{%k[1-7]\})?$")  # writes a mask: vpcmpgtd ..., %k1 {%k2}
 KEEPS_ONES = re.compile(r"^k(and|or|xnor|unpck)[bwdq]*$|^k(or)?test")  # of masks of ones: ones (or flags)
 # an element or part of a register: a scalar, broadcast, insert or conversion (``vector_bytes``: none)

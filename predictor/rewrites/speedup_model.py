@@ -160,7 +160,6 @@ def refill_cycles(kernel: Any, scenario: Scenario) -> float:
     return refills * compiled.L1_FILL_CYCLES
 
 
-VECTOR_BYTES = 32  # PoCL's vectoriser prefers 256-bit vectors on x86-64 (AVX2, and AVX-512 hosts too)
 PAGE_BYTES = 4096  # buffers start on a page; loads and stores compare addresses by their low 12 bits
 # Core cycles a vector pass of the work-item loop waits when one of its reads starts at the low 12 bits where
 # a write to another place started d passes before it (index d - 1; none further back), times the square
@@ -200,11 +199,12 @@ def aliased_reads(kernel: Any, scenario: Scenario) -> list[tuple[int, int]]:
     if has_loops(kernel) or not any(a.kind == "store" for a in accesses) or any(
             not getattr(a, "offset", None) for a in accesses) or not scenario.local_size:
         return []
+    from clperf.benchmark import core_run  # the work-item loop's vector: PoCL's code's fact
     from clperf.predictor.analysis import poly
 
     local = tuple(scenario.local_size) + (1, 1)
     values: dict[str, float] = {f"arg:{k}": float(v) for k, v in rl.count_args(scenario).items()}
-    step = max(1, min(VECTOR_BYTES // width, local[0]))
+    step = max(1, min(core_run.WORK_ITEM_VECTOR // width, local[0]))
     writes: list[tuple[int, str | None, int]] = []  # (pass, buffer, byte offset) of the recent writes
     out = []
     for n, (z, y, x) in enumerate(itertools.product(range(local[2]), range(local[1]),
