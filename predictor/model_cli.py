@@ -64,8 +64,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
                        description="Metrics per device for the learned model and every baseline on the "
                                    "held-out split the model was trained with; writes a markdown report "
                                    "and a predicted-vs-measured plot.")
-    e.add_argument("--data", nargs="+", type=Path, required=True,
+    e.add_argument("--data", nargs="+", type=Path,
                    help="datasets (*.jsonl[.gz]) or folders of them")
+    e.add_argument("--devset", nargs="?", const="", default=None, metavar="DIR",
+                   help="instead of --data: predict the real kernels of a dev set (specs.json, truth*.jsonl; "
+                        "default ../shared/devset) and compare with their measured times")
+    e.add_argument("--device", "-d", default="h200",
+                   help="with --devset: the device the dev set's times were measured on (default h200)")
     e.add_argument("--model", type=Path, default=None, help="model folder (default: the shipped model)")
     e.add_argument("--report", type=Path, default=Path("reports"), help="folder for evaluation.md + PNG")
     e.add_argument("--baseline-minutes", type=float, default=3.0,
@@ -196,6 +201,10 @@ def _train(ns: argparse.Namespace) -> int:
 
 
 def _evaluate(ns: argparse.Namespace) -> int:
+    if ns.devset is not None:
+        return _evaluate_devset(ns)
+    if not ns.data:
+        raise InputError("clperf evaluate needs --data DATASET ... or --devset [DIR]")
     from clperf.predictor import evaluate
     from clperf.predictor import train as train_mod
 
@@ -205,4 +214,43 @@ def _evaluate(ns: argparse.Namespace) -> int:
     if ns.json:
         json.dump(result, sys.stdout, indent=2)
         print()
+    return 0
+
+
+def _evaluate_devset(ns: argparse.Namespace) -> int:
+    import datetime
+    import subprocess
+
+    from clperf.predictor import devset
+
+    folder = Path(ns.devset) if ns.devset else devset.DEFAULT_DIR
+    if not (folder / "specs.json").is_file():
+        raise InputError(f"no dev set at {folder} (it needs specs.json and truth*.jsonl)")
+    if ns.model is not None:
+        import os
+
+        os.environ["CLPERF_MODEL_DIR"] = str(ns.model)
+    launches = devset.predict_all(folder, ns.device, progress=not ns.json)
+    summary = devset.summarise(launches)
+    if ns.json:
+        json.dump(summary, sys.stdout, indent=2)
+        print()
+        return 0
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=Path(__file__).parent, timeout=5, check=False).stdout.strip()
+    except OSError:
+        commit = ""
+    header = [f"Written by `clperf evaluate --devset {folder}` on "
+              f"{datetime.date.today().isoformat()}, commit `{commit or 'unknown'}`; "
+              f"predicted for `{ns.device}` (static: sizes and scalars, not the data), "
+              f"measured times from the dev set's `truth*.jsonl`."]
+    ns.report.mkdir(parents=True, exist_ok=True)
+    path = ns.report / "devset.md"
+    path.write_text(devset.render(summary, launches, header), encoding="utf-8")
+    for m, r in summary["models"].items():
+        a = r["all"]
+        print(f"{m:>9}: median APE {devset.fmt(a['median_ape'])}, within 2x {devset.fmt(a['within_2x'])}, "
+              f"MAPE {devset.fmt(a['mape'])}, pairwise {devset.fmt(r['pairwise'])}")
+    print(f"wrote {path}")
     return 0

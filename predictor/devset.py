@@ -1,0 +1,200 @@
+"""``clperf evaluate --devset DIR``: the predictor judged on real public kernels it never trained on.
+
+A dev set is a folder with ``specs.json`` (launches as their host programs make them: file, kernel, build
+options, global and local sizes, every argument) and one or more ``truth*.jsonl`` files of times measured
+on a device (``median_ms`` per spec id). Ids are ``<suite>-<benchmark>[-<variant>]/<kernel>/<size>``.
+
+Every launch is predicted for the device the times were measured on, by the shipped model and by the
+roofline, statically: the sizes and scalar values of the spec, without its data. The report gives MAPE,
+median APE, the shares within ±25% and 2x and the mean absolute log ratio, for all launches and for those
+of at least 200 µs, and the pairwise order of launches of one benchmark at one size (variants of the same
+computation: which one is faster; pairs within 5% of each other are noise and skipped).
+
+A dev set is for validation only: nothing here trains or fits on it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clperf.errors import ClperfError, InputError
+from clperf.records import Scenario
+
+LONG_MS = 0.2  # launches at least this long are reported on their own: the ones users most want faster
+PAIR_NOISE = math.log(1.05)
+DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "devset"
+
+
+@dataclass(frozen=True)
+class Launch:
+    id: str
+    benchmark: str  # ``<suite>-<benchmark>`` without the variant
+    size: str
+    measured_ms: float
+    predicted_ms: dict[str, float]  # model name -> predicted time
+    problem: str | None = None  # why a model could not predict it
+
+
+def _benchmark(spec_id: str) -> tuple[str, str]:
+    head, _, rest = spec_id.partition("/")
+    size = rest.rsplit("/", 1)[-1]
+    return "-".join(head.split("-")[:2]), size
+
+
+def load_truth(folder: Path) -> dict[str, float]:
+    """Median time per spec id over every ``truth*.jsonl`` run (the median of the runs' medians)."""
+    runs: dict[str, list[float]] = {}
+    files = sorted(folder.glob("truth*.jsonl"))
+    if not files:
+        raise InputError(f"no truth*.jsonl in {folder}: a dev set needs measured times")
+    for path in files:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            t = row.get("median_ms")
+            if row.get("status") == "ok" and isinstance(t, (int, float)) and math.isfinite(t) and t > 0:
+                runs.setdefault(str(row["id"]), []).append(float(t))
+    return {k: statistics.median(v) for k, v in runs.items()}
+
+
+def scenario_of(spec: dict[str, Any]) -> Scenario:
+    """The spec's launch as a clperf Scenario: scalar values, buffer and ``__local`` lengths in elements."""
+    args: dict[str, int | float] = {}
+    for a in spec["args"]:
+        args[a["name"]] = a["value"] if a["kind"] == "scalar" else int(a["count"])
+    local = tuple(spec["local"]) if spec.get("local") else None
+    return Scenario(tuple(spec["global"]), local, args)
+
+
+def build_options(spec: dict[str, Any], root: Path) -> str:
+    path = root / spec["file"]
+    return str(spec.get("build_options", "")).replace("$D", str(path.parent)).replace("$R", str(root))
+
+
+def predict_all(folder: Path, device_name: str = "h200", models: Sequence[str] = ("auto", "roofline"),
+                progress: bool = True) -> list[Launch]:
+    """Predict every spec with a measured time; a spec that cannot be predicted keeps its reason."""
+    from clperf.predictor import profiles
+    from clperf.predictor.estimate import estimate
+    from clperf.predictor.report import analyze_text
+
+    specs = json.loads((folder / "specs.json").read_text(encoding="utf-8"))
+    truth = load_truth(folder)
+    device = profiles.select_device(device_name)
+    root = folder / "kernels"
+    reports: dict[tuple[str, str], Any] = {}
+    out: list[Launch] = []
+    for i, spec in enumerate(specs):
+        sid = spec["id"]
+        if sid not in truth:
+            continue
+        bench, size = _benchmark(sid)
+        opts = build_options(spec, root)
+        path = root / spec["file"]
+        predicted: dict[str, float] = {}
+        problem = None
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+            key = (spec["file"], opts)
+            if key not in reports:
+                reports[key] = analyze_text(text, path, opts)
+            kernel = next((k for k in reports[key].kernels if k.name == spec["kernel"]), None)
+            if kernel is None or not getattr(kernel, "analyzed", True):
+                raise InputError(f"kernel {spec['kernel']} does not compile")
+            scenario = scenario_of(spec)
+            for m in models:
+                est = estimate(kernel, scenario, device, source=text, build_options=opts, use_cache=False,
+                               use_model=m == "auto", calibrate=False, count_code=False)
+                predicted["roofline" if m == "roofline" else "model"] = est.time_ms
+        except (ClperfError, OSError, ValueError, KeyError) as e:
+            problem = f"{type(e).__name__}: {e}"
+        out.append(Launch(sid, bench, size, truth[sid], predicted, problem))
+        if progress and sys.stderr.isatty():
+            print(f"\r{i + 1}/{len(specs)} {sid[:60]:<60}", end="", file=sys.stderr, flush=True)
+    if progress and sys.stderr.isatty():
+        print(file=sys.stderr)
+    return out
+
+
+def metrics(pairs: Iterable[tuple[float, float]]) -> dict[str, float | int | None]:
+    """(predicted, measured) -> MAPE, median APE, within ±25% / 2x, mean |log ratio|."""
+    p = [(a, b) for a, b in pairs if a > 0 and b > 0]
+    if not p:
+        return {"n": 0, "mape": None, "median_ape": None, "within_25": None, "within_2x": None,
+                "mean_abs_log": None}
+    ape = [abs(a - b) / b for a, b in p]
+    logs = [abs(math.log(a / b)) for a, b in p]
+    return {"n": len(p), "mape": statistics.fmean(ape), "median_ape": statistics.median(ape),
+            "within_25": sum(e <= 0.25 for e in ape) / len(p),
+            "within_2x": sum(x <= math.log(2) for x in logs) / len(p),
+            "mean_abs_log": statistics.fmean(logs)}
+
+
+def pairwise(launches: Sequence[Launch], model: str) -> dict[str, float | int | None]:
+    """Share of launch pairs of one benchmark at one size whose order the model gets right."""
+    right = total = 0
+    for i, a in enumerate(launches):
+        for b in launches[i + 1:]:
+            if (a.benchmark, a.size) != (b.benchmark, b.size) or model not in a.predicted_ms \
+                    or model not in b.predicted_ms:
+                continue
+            truth = math.log(a.measured_ms / b.measured_ms)
+            if abs(truth) < PAIR_NOISE:
+                continue
+            total += 1
+            right += (math.log(a.predicted_ms[model] / b.predicted_ms[model]) > 0) == (truth > 0)
+    return {"pairs": total, "pairwise": right / total if total else None}
+
+
+def summarise(launches: Sequence[Launch]) -> dict[str, Any]:
+    models = sorted({m for x in launches for m in x.predicted_ms})
+    out: dict[str, Any] = {"launches": len(launches), "unpredicted": [x.id for x in launches if x.problem],
+                           "models": {}}
+    for m in models:
+        have = [x for x in launches if m in x.predicted_ms]
+        out["models"][m] = {
+            "all": metrics((x.predicted_ms[m], x.measured_ms) for x in have),
+            "long": metrics((x.predicted_ms[m], x.measured_ms) for x in have if x.measured_ms >= LONG_MS),
+            **pairwise(have, m),
+        }
+    return out
+
+
+def fmt(v: float | int | None, pct: bool = True) -> str:
+    if v is None:
+        return "–"
+    return f"{v * 100:.1f}%" if pct else f"{v:.2f}"
+
+
+def render(summary: dict[str, Any], launches: Sequence[Launch], header: Sequence[str]) -> str:
+    lines = ["# Dev-set evaluation: real public kernels", "", *header, "",
+             f"{summary['launches']} launches with measured times; "
+             f"{len(summary['unpredicted'])} could not be predicted.", "",
+             "| model | launches | MAPE | median APE | ±25% | 2x | mean abs log | "
+             f"≥ {LONG_MS * 1e3:.0f} µs: n | median APE | 2x | pairwise (pairs) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for m, r in summary["models"].items():
+        a, lg = r["all"], r["long"]
+        lines.append(f"| {m} | {a['n']} | {fmt(a['mape'])} | {fmt(a['median_ape'])} | "
+                     f"{fmt(a['within_25'])} | {fmt(a['within_2x'])} | {fmt(a['mean_abs_log'], False)} | "
+                     f"{lg['n']} | "
+                     f"{fmt(lg['median_ape'])} | {fmt(lg['within_2x'])} | "
+                     f"{fmt(r['pairwise'])} ({r['pairs']}) |")
+    lines += ["", "## Every launch", "", "| id | measured | " + " | ".join(summary["models"]) + " |",
+              "|---|---|" + "---|" * len(summary["models"])]
+    for x in sorted(launches, key=lambda x: x.id):
+        cells = [f"{x.predicted_ms[m]:.4g} ms ({x.predicted_ms[m] / x.measured_ms:.2f}x)"
+                 if m in x.predicted_ms else "–" for m in summary["models"]]
+        lines.append(f"| {x.id} | {x.measured_ms:.4g} ms | " + " | ".join(cells) + " |")
+    if summary["unpredicted"]:
+        lines += ["", "## Not predicted", ""]
+        lines += [f"- {x.id}: {x.problem}" for x in launches if x.problem]
+    return "\n".join(lines) + "\n"

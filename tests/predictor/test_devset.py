@@ -1,0 +1,68 @@
+"""The dev-set metrics on hand-computed cases, and ``clperf evaluate --devset`` end to end on a tiny set."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from clperf.predictor import devset
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_metrics_by_hand() -> None:
+    m = devset.metrics([(1.0, 1.0), (3.0, 1.0), (0.5, 1.0), (1.2, 1.0)])
+    assert m["n"] == 4
+    assert m["mape"] == pytest.approx((0 + 2 + 0.5 + 0.2) / 4)
+    assert m["median_ape"] == pytest.approx((0.2 + 0.5) / 2)
+    assert m["within_25"] == pytest.approx(0.5)
+    assert m["within_2x"] == pytest.approx(0.75)  # 3x is outside, 0.5x is on the edge and inside
+    assert m["mean_abs_log"] == pytest.approx((0 + math.log(3) + math.log(2) + math.log(1.2)) / 4)
+
+
+def _launch(sid: str, measured: float, predicted: float) -> devset.Launch:
+    bench, size = devset._benchmark(sid)
+    return devset.Launch(sid, bench, size, measured, {"model": predicted})
+
+
+def test_pairwise_within_benchmark_and_size_only() -> None:
+    launches = [
+        _launch("suite-gemm-base/k/small", 2.0, 1.0),
+        _launch("suite-gemm-tiled/k/small", 1.0, 2.0),  # ordered wrong against base
+        _launch("suite-gemm-base/k/large", 9.0, 9.0),  # another size: never paired with the small ones
+        _launch("suite-scan/k/small", 1.0, 1.0),  # another benchmark
+    ]
+    r = devset.pairwise(launches, "model")
+    assert r == {"pairs": 1, "pairwise": 0.0}
+
+
+def test_pairs_within_noise_are_skipped() -> None:
+    launches = [_launch("s-b-x/k/small", 1.0, 1.0), _launch("s-b-y/k/small", 1.02, 3.0)]
+    assert devset.pairwise(launches, "model") == {"pairs": 0, "pairwise": None}
+
+
+@pytest.mark.slow
+def test_evaluate_devset_end_to_end(tmp_path: Path) -> None:
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    (kernels / "stencil.cl").write_text((EXAMPLES / "stencil.cl").read_text())
+    n = 1 << 20
+    spec = {"id": "demo-blur-base/blur5/small", "file": "stencil.cl", "kernel": "blur5", "build_options": "",
+            "global": [1024, 1024], "local": [16, 16],
+            "args": [{"name": "in", "kind": "buffer", "dtype": "float32", "count": n, "fill": "random"},
+                     {"name": "out", "kind": "buffer", "dtype": "float32", "count": n, "fill": "zeros"},
+                     {"name": "w", "kind": "scalar", "dtype": "int32", "value": 1024},
+                     {"name": "h", "kind": "scalar", "dtype": "int32", "value": 1024}]}
+    (tmp_path / "specs.json").write_text(json.dumps([spec]))
+    truth = {"id": spec["id"], "status": "ok", "median_ms": 0.01}
+    (tmp_path / "truth.jsonl").write_text(json.dumps(truth) + "\n")
+    proc = subprocess.run([sys.executable, "-m", "clperf", "evaluate", "--devset", str(tmp_path), "--report",
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=240, check=False)
+    assert proc.returncode == 0, proc.stderr
+    report = (tmp_path / "out" / "devset.md").read_text()
+    assert "demo-blur-base/blur5/small" in report
+    assert "| roofline | 1 |" in report
