@@ -106,10 +106,9 @@ def format_device(d: Device) -> str:
 # --- bench -----------------------------------------------------------------------------------------------
 
 def _read(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise InputError(f"cannot read {path}: {e.strerror}") from e
+    from clperf.sourcefile import read_source
+
+    return read_source(path).text  # regular files only, size-limited; InputError says why not
 
 
 def workspace_scenario(path: Path, kernel: str) -> ScenarioSpec:
@@ -215,9 +214,11 @@ def buffer_bytes(m: Measurement) -> int:
     """Bytes of the ``__global`` buffers of a measurement (from the source's parameter types)."""
     from clperf.predictor.frontend import parse
 
+    from clperf.sourcefile import read_source
+
     try:
-        source = Path(m.file).read_text(encoding="utf-8", errors="replace") if m.file else ""
-    except OSError:
+        source = read_source(m.file).text if m.file else ""
+    except InputError:
         return 0
     for k in parse(source):
         if k.name == m.kernel:

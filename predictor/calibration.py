@@ -113,10 +113,14 @@ def predict_stored(m: Measurement, device: Device) -> float | None:
     from clperf.predictor import cache as cache_mod
     from clperf.predictor.estimate import estimate
 
+    from clperf.errors import InputError
+    from clperf.sourcefile import read_source
+
     path = Path(m.file)
-    if not path.is_file():
+    try:
+        text = read_source(path).text  # regular files only, size-limited
+    except InputError:
         return None
-    text = path.read_text(errors="replace")
     if m.source_hash and not cache_mod.source_hash(text).startswith(m.source_hash):
         return None  # the benchmark's hash is a prefix of the same sha256
     from clperf.predictor.report import analyze_text

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from clperf.cli import add_build_options, add_json_flag, add_scenario_flags, scenario_from_args
 from clperf.errors import InputError
+from clperf.sourcefile import read_source, write_atomic
 
 RULES = ("unroll-candidate", "local-cache-candidate", "work-group")
 ALIASES = {"unroll": "unroll-candidate", "local": "local-cache-candidate",
@@ -61,10 +62,8 @@ def run_fix(ns: argparse.Namespace) -> int:
     if rule not in RULES:
         raise InputError(f"unknown rule {ns.rule!r}; use one of {', '.join(RULES)}")
     path: Path = ns.file
-    try:
-        text = path.read_bytes().decode("utf-8", "replace")
-    except OSError as e:
-        raise InputError(f"cannot read {path}: {e.strerror or e}") from e
+    source = read_source(path)
+    text = source.text
     report = analyze_text(text, path, ns.build_options)
     names = [k.name for k in report.kernels]
     kernel = ns.kernel or (names[0] if len(names) == 1 else None)
@@ -117,10 +116,8 @@ def run_fix(ns: argparse.Namespace) -> int:
     if new_text is None:
         return 1
     if ns.apply:
-        try:
-            path.write_text(new_text, encoding="utf-8")
-        except OSError as e:
-            raise InputError(f"cannot write {path}: {e.strerror or e}") from e
+        # the file's own encoding and line endings, and only if nobody changed it while the fix was made
+        write_atomic(path, source.encode(new_text), source.sha256)
         if not ns.json:
             print(f"applied variant {ns.variant} to {path}")
     return 0

@@ -139,10 +139,9 @@ def load_target(path: Path, kernel_name: str | None, cli_spec: ScenarioSpec, bui
     from clperf.predictor import frontend
     from clperf.predictor.report import analyze_text
 
-    try:
-        text = path.read_bytes().decode("utf-8", "replace")
-    except OSError as e:
-        raise InputError(f"cannot read {path}: {e.strerror or e}") from e
+    from clperf.sourcefile import read_source
+
+    text = read_source(path).text  # regular files only, size-limited; InputError says why not
     report = analyze_text(text, path, build_options)
     names = [k.name for k in report.kernels]
     if not names:

@@ -22,7 +22,8 @@ from clperf.predictor.buildopts import BUILD_DIRECTIVE, resolve_build_options
 from clperf.predictor.compile import Diagnostic, compile_source
 from clperf.predictor.findings import Finding, find
 
-from clperf.errors import ClperfError
+from clperf import sourcefile
+from clperf.errors import ClperfError, InputError
 
 __all__ = [
     "Access",
@@ -73,18 +74,22 @@ def _diag(line: int, message: str, code: str, severity: str = "error", source: s
 
 
 def read_source(path: Path) -> tuple[str, list[Diagnostic]]:
-    """A file's text; undecodable bytes are replaced and reported at the first bad line."""
-    data = path.read_bytes()
+    """A file's text, read safely (``clperf.sourcefile``: regular files only, size-limited); bytes that are
+    not UTF-8 are read as Latin-1 and reported at the first bad line. Raises ``InputError``."""
+    source = sourcefile.read_source(path)
+    if source.encoding == "utf-8":
+        return source.text, []
+    data = source.text.encode("latin-1")
     try:
-        return data.decode("utf-8"), []
+        data.decode("utf-8")
+        return source.text, []
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
-        text = data.decode("utf-8", "replace")
-        return text, [
+        return source.text, [
             _diag(
                 line,
                 f"the file is not valid UTF-8 (byte 0x{data[e.start]:02x} at offset "
-                f"{e.start}); undecodable bytes were replaced with U+FFFD",
+                f"{e.start}); it was read as Latin-1",
                 "encoding",
                 "warning",
             )
@@ -95,8 +100,8 @@ def analyze_file(path: Path | str, build_options: str = "") -> FileReport:
     path = Path(path)
     try:
         text, diags = read_source(path)
-    except OSError as e:
-        return FileReport(str(path), (_diag(1, f"cannot read {path}: {e.strerror or e}", "io"),), (), ())
+    except InputError as e:
+        return FileReport(str(path), (_diag(1, str(e), "io"),), (), ())
     report = analyze_text(text, path, build_options)
     if diags:
         report = FileReport(

@@ -1,0 +1,198 @@
+"""Source files are read safely and ``clperf fix --apply`` never loses one.
+
+Special files (a FIFO, ``/dev/zero``) and huge files get one clear line instead of a hang or an unbounded
+read; a fix keeps the file's bytes as they were (Latin-1, CRLF, a BOM) outside the change, refuses when the
+file changed since it was read, and leaves the original untouched when the disk is full. Offsets are
+characters, so a non-ASCII character (or an emoji) above a kernel does not hide its rewrites.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from clperf.predictor import fix_cli
+from clperf.predictor.report import analyze_file
+
+from clperf.cli import build_parser
+from clperf.errors import InputError
+from clperf.sourcefile import read_source, write_atomic
+
+ROOT = Path(__file__).resolve().parents[2]
+STENCIL = (ROOT / "examples" / "stencil.cl").read_text()
+PRAGMA = "#pragma unroll 8"
+
+
+def clperf(*args: str, timeout: float = 60, **kw) -> subprocess.CompletedProcess[str]:  # noqa: ANN003
+    return subprocess.run([sys.executable, "-m", "clperf", *args], capture_output=True, text=True,
+                          timeout=timeout, **kw)
+
+
+def fix(path: Path, *extra: str, **kw) -> subprocess.CompletedProcess[str]:  # noqa: ANN003
+    return clperf("fix", str(path), "--kernel", "fir8", "--rule", "unroll", "--no-predict", *extra, **kw)
+
+
+def one_clear_line(r: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    for w in words:
+        assert w in r.stderr, r.stderr
+
+
+# --- reading ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [["predict"], ["fix", "--rule", "unroll"], ["bench"]])
+def test_fifo_is_refused_at_once(tmp_path: Path, command: list[str]):
+    fifo = tmp_path / "k.cl"
+    os.mkfifo(fifo)
+    r = clperf(command[0], str(fifo), *command[1:], timeout=20)  # with no writer, reading blocks forever
+    one_clear_line(r, "FIFO", "regular file")
+
+
+def test_fifo_in_analyze_file_is_a_diagnostic(tmp_path: Path):
+    fifo = tmp_path / "k.cl"
+    os.mkfifo(fifo)
+    rep = analyze_file(fifo)  # what `clperf check` and the server's file reads go through
+    assert [d.code for d in rep.diagnostics] == ["io"] and "FIFO" in rep.diagnostics[0].message
+
+
+def test_dev_zero_is_refused():
+    r = clperf("fix", "/dev/zero", "--rule", "unroll", timeout=20)
+    one_clear_line(r, "/dev/zero", "character device")
+
+
+def test_folder_is_refused(tmp_path: Path):
+    with pytest.raises(InputError, match="a folder"):
+        read_source(tmp_path)
+
+
+def test_twenty_mebibyte_file_is_refused_by_its_size(tmp_path: Path):
+    big = tmp_path / "big.cl"
+    big.write_text(STENCIL + ("// " + "x" * 96 + "\n") * (20 * 2**20 // 100))
+    r = fix(big)
+    one_clear_line(r, "20.0 MiB", "up to 8.0 MiB")
+
+
+def test_sparse_huge_file_is_not_read(tmp_path: Path):
+    huge = tmp_path / "huge.cl"
+    with huge.open("wb") as f:
+        f.truncate(64 * 2**30)  # 64 GiB of holes: reading it would take minutes and all the memory
+    r = clperf("predict", str(huge), timeout=20)
+    one_clear_line(r, "64.0 GiB", "up to 8.0 MiB")
+
+
+# --- fix --apply keeps the file's bytes ---------------------------------------------------------------------
+
+def applied(path: Path, data: bytes) -> bytes:
+    path.write_bytes(data)
+    r = fix(path, "--apply")
+    assert r.returncode == 0, r.stderr
+    return path.read_bytes()
+
+
+def test_latin1_bytes_survive(tmp_path: Path):
+    original = b"// caf\xe9 au lait\n" + STENCIL.encode()
+    out = applied(tmp_path / "k.cl", original)
+    assert out.startswith(b"// caf\xe9 au lait\n") and b"\xef\xbf\xbd" not in out
+    assert PRAGMA.encode() in out
+    assert out.replace(b"    " + PRAGMA.encode() + b"\n", b"", 1) == original
+
+
+def test_crlf_stays_crlf_everywhere(tmp_path: Path):
+    original = STENCIL.replace("\n", "\r\n").encode()
+    out = applied(tmp_path / "k.cl", original)
+    assert PRAGMA.encode() + b"\r\n" in out
+    assert out.count(b"\n") == out.count(b"\r\n")  # no bare LF anywhere
+    assert out.replace(b"    " + PRAGMA.encode() + b"\r\n", b"", 1) == original
+
+
+def test_utf8_bom_is_kept(tmp_path: Path):
+    original = b"\xef\xbb\xbf" + STENCIL.encode()
+    out = applied(tmp_path / "k.cl", original)
+    assert out.startswith(b"\xef\xbb\xbf") and out.count(b"\xef\xbb\xbf") == 1
+    assert out.replace(b"    " + PRAGMA.encode() + b"\n", b"", 1) == original
+
+
+def test_file_changed_while_fixing_is_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    path = tmp_path / "k.cl"
+    path.write_text(STENCIL)
+    from clperf.predictor import report
+
+    real = report.analyze_text
+    edited = STENCIL.replace("float acc = 0.0f;", "float acc = 1.0f; // the user's edit")
+
+    def analyze_while_the_user_types(*a, **kw):  # noqa: ANN002, ANN003, ANN202
+        rep = real(*a, **kw)
+        path.write_text(edited)  # saved in the editor while clperf was working on the fix
+        return rep
+
+    monkeypatch.setattr(report, "analyze_text", analyze_while_the_user_types)
+    ns = build_parser().parse_args(["fix", str(path), "-k", "fir8", "-r", "unroll", "--no-predict",
+                                    "--apply"])
+    with pytest.raises(InputError, match="changed since clperf read it; nothing written"):
+        fix_cli.run_fix(ns)
+    assert path.read_text() == edited
+
+
+def test_write_atomic_refuses_a_changed_file(tmp_path: Path):
+    path = tmp_path / "k.cl"
+    path.write_text(STENCIL)
+    src = read_source(path)
+    path.write_text(STENCIL + "// later\n")
+    with pytest.raises(InputError, match="changed since"):
+        write_atomic(path, src.encode(src.text + "// fix\n"), src.sha256)
+    assert path.read_text() == STENCIL + "// later\n"
+    assert os.listdir(tmp_path) == ["k.cl"]
+
+
+def test_write_atomic_keeps_the_mode_and_a_symlink(tmp_path: Path):
+    real = tmp_path / "real.cl"
+    real.write_text(STENCIL)
+    real.chmod(0o640)
+    link = tmp_path / "link.cl"
+    link.symlink_to(real)
+    src = read_source(link)
+    write_atomic(link, src.encode(src.text + "// fix\n"), src.sha256)
+    assert link.is_symlink() and real.read_text() == STENCIL + "// fix\n"
+    assert real.stat().st_mode & 0o777 == 0o640
+    assert sorted(os.listdir(tmp_path)) == ["link.cl", "real.cl"]
+
+
+@pytest.mark.slow
+def test_full_disk_leaves_the_original(tmp_path: Path):
+    path = tmp_path / "k.cl"
+    path.write_text(STENCIL)
+    original = path.read_bytes()
+    limit = len(original) + 4  # the fixed file is 21 bytes longer: its write fails with EFBIG
+    home = tmp_path / "home"  # caches of the run stay small and out of the way
+    home.mkdir()
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    r = fix(path, "--apply", preexec_fn=small_files, env={**os.environ, "CLPERF_HOME": str(home)})
+    one_clear_line(r, "cannot write", "unchanged")
+    assert path.read_bytes() == original
+    assert sorted(os.listdir(tmp_path)) == ["home", "k.cl"]  # no temp file left
+
+
+# --- character offsets --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("comment", ["// café", "/* 😀 */ // 😀 é"], ids=["latin", "emoji"])
+@pytest.mark.parametrize("variant", ["1", "2"], ids=["pragma", "by-hand"])
+def test_rewrite_after_non_ascii(tmp_path: Path, comment: str, variant: str):
+    path = tmp_path / "k.cl"
+    path.write_text(comment + "\n" + STENCIL, encoding="utf-8")
+    r = fix(path, "--variant", variant)
+    assert r.returncode == 0 and "disabled" not in r.stdout, r.stdout + r.stderr
+    r = fix(path, "--variant", variant, "--apply")
+    assert r.returncode == 0, r.stderr
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith(comment + "\n")
+    assert (PRAGMA if variant == "1" else "unrolled by 8 by hand") in text, text
+    rep = analyze_file(path)
+    assert rep.compiled and not [d for d in rep.diagnostics if d.severity == "error"], rep.diagnostics
