@@ -1,9 +1,11 @@
 """Tolerant parse of OpenCL C: kernels, parameters, loops and their lines, on half-typed code.
 
 Runs on every keystroke in the server, so it never compiles anything. tree-sitter's C grammar does the
-work once OpenCL's qualifiers are blanked out with spaces (same length, so byte offsets stay right).
-Kernel headers that tree-sitter cannot place (an unfinished parameter list) are still found by a scan of
-the text. Lines and columns are 1-based.
+work once OpenCL's qualifiers are blanked out with spaces (same length). tree-sitter counts bytes, Python
+counts characters: ``tree_text`` is the one place they meet, where every character becomes one byte, so
+every offset and column handed out (here and in ``clperf.predictor.rewrites``) counts characters. Kernel
+headers that tree-sitter cannot place (an unfinished parameter list) are still found by a scan of the
+text. Lines and columns are 1-based.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ _KERNEL_HEAD = re.compile(
 _UNROLL = re.compile(r"^\s*#\s*pragma\s+unroll(?:\s*\(?\s*(\d+)\s*\)?)?\s*$")
 _WORK_ITEM_FN = re.compile(r"\bget_(?:global|local|group)_id\s*\(\s*(\d)\s*\)")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,31 @@ def _blank(m: re.Match[str]) -> str:
 
 def _blank_comments(text: str) -> str:
     return _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def _one_byte(m: re.Match[str]) -> str:
+    # a space stays a space (a no-break space between tokens, a BOM); anything else is a name character,
+    # as clang reads a UTF-8 identifier, so a token keeps its extent
+    ch = m.group(0)
+    return " " if ch.isspace() or ch == "\ufeff" else "_"
+
+
+def tree_text(text: str) -> tuple[str, bytes]:
+    """What tree-sitter parses for ``text``: the text with comments blanked (for scans), and the bytes for
+    tree-sitter, qualifiers blanked too and every non-ASCII character one ASCII byte. A node's
+    ``start_byte``/``end_byte`` are then character offsets into ``text`` and its points' columns are
+    0-based character columns."""
+    clean = _blank_comments(text)
+    blanked = _QUALIFIERS.sub(_blank, clean)
+    if not blanked.isascii():
+        blanked = _NON_ASCII.sub(_one_byte, blanked)
+    return clean, blanked.encode("ascii")
+
+
+def parse_tree(text: str) -> tuple[str, ts.Tree]:
+    """``text`` with comments blanked, and its tree (offsets in characters, see ``tree_text``)."""
+    clean, data = tree_text(text)
+    return clean, _parser().parse(data)
 
 
 def parse_param(text: str) -> Param | None:
@@ -181,12 +209,9 @@ def _directive(lines: list[str], header_line: int) -> tuple[str | None, int | No
 
 def parse(text: str) -> list[Kernel]:
     """Every kernel in ``text``, in source order. Never raises on bad input."""
-    clean = _blank_comments(text)
-    blanked = _QUALIFIERS.sub(_blank, clean)
-    data = blanked.encode("utf-8", "replace")
-    tree = _parser().parse(data)
+    clean, tree = parse_tree(text)
     lines = text.split("\n")
-    bodies: dict[int, ts.Node] = {}  # byte offset of the kernel name -> function body
+    bodies: dict[int, ts.Node] = {}  # offset of the kernel name (characters) -> function body
 
     def collect(node: ts.Node) -> None:
         for child in node.children:
@@ -204,13 +229,10 @@ def parse(text: str) -> list[Kernel]:
                 collect(child)
 
     collect(tree.root_node)
-    byte_of_char = None
     kernels: list[Kernel] = []
     for m in _KERNEL_HEAD.finditer(clean):
         name = m.group(1)
         name_off = m.start(1)
-        if byte_of_char is None:
-            byte_of_char = _char_to_byte(text)
         line, col = _line_col(text, name_off)
         header_line, _ = _line_col(text, m.start())
         # parameter list: up to the matching ')' or the end of the text
@@ -220,11 +242,11 @@ def parse(text: str) -> list[Kernel]:
             j += 1
         params = tuple(p for p in (parse_param(s) for s in _split_params(
             _QUALIFIERS.sub(lambda q: q.group(0), clean[m.end():j - 1 if depth == 0 else j]))) if p)
-        body = bodies.get(byte_of_char(name_off))
+        body = bodies.get(name_off)
         directive, directive_line = _directive(lines, header_line)
         if body is not None:
             end_line = body.end_point[0] + 1
-            body_text = clean[_byte_to_char(data, body.start_byte):_byte_to_char(data, body.end_byte)]
+            body_text = clean[body.start_byte:body.end_byte]
             loops = tuple(_loops(body, lines))
             complete = not body.has_error
         else:
@@ -239,16 +261,6 @@ def parse(text: str) -> list[Kernel]:
         kernels.append(Kernel(name, line, col, end_line, params, loops, dims_used, directive, directive_line,
                               header_line, complete))
     return kernels
-
-
-def _char_to_byte(text: str):
-    if text.isascii():
-        return lambda off: off
-    return lambda off: len(text[:off].encode("utf-8", "replace"))
-
-
-def _byte_to_char(data: bytes, off: int) -> int:
-    return len(data[:off].decode("utf-8", "replace"))
 
 
 def kernel_at(kernels: list[Kernel], line: int) -> Kernel | None:

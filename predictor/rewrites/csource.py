@@ -1,8 +1,9 @@
 """The kernel body as a tree: what the rewrites need to know about the C source to change it safely.
 
-tree-sitter's C grammar parses OpenCL C once the address-space qualifiers and comments are blanked (same
-byte length, so offsets into the blanked text are offsets into the user's text). On top of the tree this
-module answers the questions every rewrite asks: which locals are *pure* (declared once with an
+tree-sitter's C grammar parses OpenCL C once the address-space qualifiers and comments are blanked; the
+tree comes from ``frontend.parse_tree``, so a node's ``start_byte``/``end_byte`` are character offsets into
+the user's text (a non-ASCII character is one byte there) and a rewrite never counts bytes. On top of the
+tree this module answers the questions every rewrite asks: which locals are *pure* (declared once with an
 initialiser, never assigned), which of them are work-item indices (``int i = get_global_id(0)``), which
 identifiers are assigned anywhere, and what an index expression is as a polynomial over identifiers.
 """
@@ -41,8 +42,7 @@ class Local:
 class Body:
     """One kernel's source tree plus what is known about its names."""
 
-    text: str
-    data: bytes  # the user's text, utf-8
+    text: str  # the user's text; node offsets index it (characters)
     fn: ts.Node
     body: ts.Node
     params: dict[str, frontend.Param]
@@ -52,13 +52,12 @@ class Body:
     macros: dict[str, str] = field(default_factory=dict)
 
     def src(self, node: ts.Node) -> str:
-        return self.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+        return self.text[node.start_byte:node.end_byte]
 
-    def pos(self, byte: int) -> tuple[int, int]:
-        """1-based (line, column in characters) of a byte offset."""
-        line = self.data.count(b"\n", 0, byte) + 1
-        start = self.data.rfind(b"\n", 0, byte) + 1
-        return line, len(self.data[start:byte].decode("utf-8", "replace")) + 1
+    def pos(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of a character offset (a node's ``start_byte``)."""
+        line = self.text.count("\n", 0, offset) + 1
+        return line, offset - (self.text.rfind("\n", 0, offset) + 1) + 1
 
     def is_pure(self, name: str) -> bool:
         loc = self.locals.get(name)
@@ -199,10 +198,7 @@ def walk(node: ts.Node) -> Iterator[ts.Node]:
 
 def parse_kernel(text: str, kernel: str) -> Body | None:
     """The tree of ``kernel``'s body, or None when it cannot be found (unfinished code)."""
-    clean = frontend._blank_comments(text)  # noqa: SLF001 - same package, same tolerant parse
-    blanked = frontend._QUALIFIERS.sub(frontend._blank, clean)  # noqa: SLF001
-    data = blanked.encode("utf-8", "replace")
-    tree = frontend._parser().parse(data)  # noqa: SLF001
+    clean, tree = frontend.parse_tree(text)
     kernels = {k.name: k for k in frontend.parse(text)}
     if kernel not in kernels:
         return None
@@ -216,10 +212,9 @@ def parse_kernel(text: str, kernel: str) -> Body | None:
         body = fn.child_by_field_name("body")
         if name is None or body is None:
             continue
-        if data[name.start_byte:name.end_byte].decode() != kernel:
+        if text[name.start_byte:name.end_byte] != kernel:
             continue
-        b = Body(text, text.encode("utf-8", "replace"), fn, body,
-                 {p.name: p for p in kernels[kernel].params})
+        b = Body(text, fn, body, {p.name: p for p in kernels[kernel].params})
         b.macros = {m.group(1): m.group(2) for m in _DEFINE.finditer(clean)}
         _collect(b)
         return b
@@ -230,7 +225,7 @@ def _collect(b: Body) -> None:
     for n in walk(b.body):
         if n.type == "declaration":
             first = n.child_by_field_name("declarator")
-            type_text = b.data[n.start_byte:first.start_byte].decode() if first is not None else ""
+            type_text = b.text[n.start_byte:first.start_byte] if first is not None else ""
             for d in n.children_by_field_name("declarator"):
                 if d.type == "init_declarator":
                     target, value = d.child_by_field_name("declarator"), d.child_by_field_name("value")

@@ -97,7 +97,7 @@ def _loop_var(b: cs.Body, loop: ts.Node) -> LoopVar:
         name = b.src(decls[0].child_by_field_name("declarator"))  # type: ignore[arg-type]
         value = decls[0].child_by_field_name("value")
         first = init.child_by_field_name("declarator")
-        type_text = " ".join(b.data[init.start_byte:first.start_byte].decode().split())  # type: ignore[union-attr]
+        type_text = " ".join(b.text[init.start_byte:first.start_byte].split())  # type: ignore[union-attr]
     else:
         raise Refused("its loop counter is declared outside the loop")
     lo_p = b.poly(value) if value is not None else None  # type: ignore[arg-type]

@@ -196,3 +196,14 @@ def test_rewrite_after_non_ascii(tmp_path: Path, comment: str, variant: str):
     assert (PRAGMA if variant == "1" else "unrolled by 8 by hand") in text, text
     rep = analyze_file(path)
     assert rep.compiled and not [d for d in rep.diagnostics if d.severity == "error"], rep.diagnostics
+
+
+def test_front_end_columns_count_characters():
+    from clperf.predictor import frontend
+
+    text = ("kernel void k(global float *a) {\n"
+            "  /*é😀*/ for (int i = 0; i < 4; i++) a[i] = 0;\n"
+            "}\n/* ü */ kernel void k2(global float *b) { b[0] = 1; }\n")
+    k, k2 = frontend.parse(text)
+    assert k.complete and k2.complete and k2.column == 21 and k2.params[0].name == "b"
+    assert [(lp.line, lp.column) for lp in k.loops] == [(2, 10)]  # "  /*é😀*/ " is 9 characters
