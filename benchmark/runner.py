@@ -27,7 +27,7 @@ from clperf.benchmark.timing import Policy, summarize
 from clperf import __version__
 from clperf.errors import ClperfError, ScenarioError
 from clperf.records import Device, Measurement, Param, Scenario
-from clperf.scenario import ScenarioSpec, resolve
+from clperf.scenario import ScenarioSpec, check_sizes, resolve
 
 DEFAULT_SEED = 1234
 
@@ -78,6 +78,10 @@ def kernel_params(source: str, kernel: str) -> tuple[tuple[Param, ...], int]:
 
 def precheck(scenario: Scenario, params: Sequence[Param], device: Device) -> tuple[str, str] | None:
     """Limits that can be checked without running anything: (status, message) or None."""
+    try:
+        check_sizes(scenario.global_size, scenario.local_size)  # sweeps build scenarios past ``resolve``
+    except ScenarioError as e:
+        return ("invalid-scenario", str(e))
     if scenario.local_size is not None:
         group = 1
         for lo in scenario.local_size:

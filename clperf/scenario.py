@@ -21,14 +21,15 @@ work-group (256 when the local size is left to the runtime); buffers are filled 
 from __future__ import annotations
 
 import ast
+import math
 import operator
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from clperf.errors import ScenarioError
-from clperf.records import Param, Scenario
+from clperf.records import Param, Scenario, split_vector
 
 DEFAULT_GLOBAL = {1: (1048576,), 2: (1024, 1024), 3: (128, 128, 64)}
 DEFAULT_FLOAT = 1.5
@@ -36,8 +37,22 @@ DEFAULT_LOCAL_ITEMS = 256
 FILL_KINDS = ("random", "zeros", "ones", "range")
 DIRECTIVE = re.compile(r"^\s*//\s*clperf:\s?(.*)$")
 
-_INT_TYPES = {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "size_t", "unsigned",
-              "unsigned int", "unsigned long", "unsigned char", "unsigned short", "bool", "ptrdiff_t"}
+# The values an integer scalar of each type holds (size_t and the pointer-sized types as on a 64-bit
+# device): a value outside would reach the kernel wrapped around, a different launch than the one written.
+_INT_RANGES: dict[str, tuple[int, int]] = {
+    **{t: (-(2**(bits - 1)), 2**(bits - 1) - 1) for t, bits in (
+        ("char", 8), ("short", 16), ("int", 32), ("long", 64), ("ptrdiff_t", 64), ("intptr_t", 64))},
+    **{t: (0, 2**bits - 1) for t, bits in (
+        ("uchar", 8), ("unsigned char", 8), ("bool", 8), ("ushort", 16), ("unsigned short", 16),
+        ("uint", 32), ("unsigned int", 32), ("unsigned", 32), ("ulong", 64), ("unsigned long", 64),
+        ("size_t", 64), ("uintptr_t", 64))},
+}
+HALF_MAX = 65504.0  # the largest finite half; float and double hold every value an expression can make
+
+# Launch sizes no device runs: OpenCL's size_t is 64 bits wide on a 64-bit host, but no device reports
+# more than 2**32-1 work-items along a dimension, and 2**40 work-items would take hours on any of them.
+MAX_GLOBAL_DIM = 2**32 - 1
+MAX_WORK_ITEMS = 2**40
 
 
 @dataclass(frozen=True)
@@ -158,6 +173,13 @@ def parse_flags(text: str) -> ScenarioSpec:
 
 # --- expressions ------------------------------------------------------------------------------------------
 
+# An expression comes from a file anyone can write: it is short and small, so evaluating one costs
+# microseconds and no value can grow without bound (``9**9**9``, ``1<<100000``, a chain of ``a*a*a*a``).
+MAX_EXPR_CHARS = 200
+MAX_EXPR_NODES = 64
+MAX_MAGNITUDE = 2**63
+MAX_EXPONENT = 64  # with a base of 2**63 at most, the power stays under 4100 bits before it is checked
+
 _BINOPS = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod, ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.Pow: operator.pow,
@@ -165,51 +187,74 @@ _BINOPS = {
 }
 
 
-def evaluate(expr: str, lookup: Mapping[str, int | float] | None = None, resolve=None) -> int | float:
-    """Evaluate an integer expression safely. ``resolve(name)`` is called for names not in ``lookup``."""
+def _shown(expr: str) -> str:
+    """The expression as a message quotes it: its start only, however long it is."""
+    return repr(expr if len(expr) <= 40 else expr[:40] + "...")
+
+
+def _bounded(v: int | float, expr: str) -> int | float:
+    if (isinstance(v, float) and not math.isfinite(v)) or abs(v) > MAX_MAGNITUDE:
+        raise ScenarioError(f"{_shown(expr)} goes past 2**63 (the largest value a launch can use)")
+    return v
+
+
+def _binop(op: ast.operator, a: int | float, b: int | float, expr: str) -> int | float:
+    """One operation, refused before it is computed when its result could not be bounded."""
+    fn = _BINOPS.get(type(op))
+    if isinstance(op, ast.Div):
+        fn = operator.floordiv if isinstance(a, int) and isinstance(b, int) else operator.truediv
+    if fn is None:
+        raise ScenarioError(f"operator not allowed in {_shown(expr)}")
+    if isinstance(op, ast.Pow) and abs(a) > 1 and b > MAX_EXPONENT:
+        raise ScenarioError(f"{_shown(expr)} goes past 2**63 (the largest value a launch can use)")
+    if isinstance(op, (ast.LShift, ast.RShift)) and isinstance(b, int) and not 0 <= b < MAX_EXPONENT:
+        raise ScenarioError(f"shift by {b} in {_shown(expr)}: shifts go from 0 to {MAX_EXPONENT - 1}")
+    try:
+        return fn(a, b)
+    except ZeroDivisionError as e:
+        raise ScenarioError(f"division by zero in {_shown(expr)}") from e
+    except (TypeError, ValueError, OverflowError) as e:  # a float where integers are needed, a float overflow
+        raise ScenarioError(f"cannot compute {_shown(expr)}: {e}") from e
+
+
+def evaluate(expr: str, lookup: Mapping[str, int | float] | None = None,
+             resolve: Callable[[str], int | float] | None = None) -> int | float:
+    """Evaluate an integer expression safely. ``resolve(name)`` is called for names not in ``lookup``.
+
+    Refused (ScenarioError): over ``MAX_EXPR_CHARS`` characters or ``MAX_EXPR_NODES`` terms, and any
+    value past ``MAX_MAGNITUDE`` on the way (checked before a power or a shift is computed)."""
+    if len(expr) > MAX_EXPR_CHARS:
+        raise ScenarioError(f"expression {_shown(expr)} is {len(expr)} characters long; "
+                            f"at most {MAX_EXPR_CHARS} are allowed")
     try:
         tree = ast.parse(expr.strip(), mode="eval")
-    except SyntaxError as e:
-        raise ScenarioError(f"bad expression {expr!r}") from e
+    except (SyntaxError, MemoryError, RecursionError) as e:  # the parser's own nesting limits
+        raise ScenarioError(f"bad expression {_shown(expr)}") from e
+    if sum(isinstance(n, ast.expr) for n in ast.walk(tree)) > MAX_EXPR_NODES:
+        raise ScenarioError(f"expression {_shown(expr)} has more than {MAX_EXPR_NODES} terms")
 
-    def ev(node: ast.AST) -> int | float:
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
+    def ev(node: ast.AST) -> int | float:  # recursion is bounded: the tree has at most 64 nodes
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
                 and not isinstance(node.value, bool):
-            return node.value
+            return _bounded(node.value, expr)
         if isinstance(node, ast.Name):
             if lookup is not None and node.id in lookup:
-                return lookup[node.id]
+                return _bounded(lookup[node.id], expr)
             if resolve is not None:
-                return resolve(node.id)
-            raise ScenarioError(f"unknown name {node.id!r} in {expr!r}")
+                return _bounded(resolve(node.id), expr)
+            raise ScenarioError(f"unknown name {node.id!r} in {_shown(expr)}")
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             v = ev(node.operand)
             return -v if isinstance(node.op, ast.USub) else v
         if isinstance(node, ast.BinOp):
-            a, b = ev(node.left), ev(node.right)
-            if isinstance(node.op, ast.Div):
-                if b == 0:
-                    raise ScenarioError(f"division by zero in {expr!r}")
-                return a // b if isinstance(a, int) and isinstance(b, int) else a / b
-            fn = _BINOPS.get(type(node.op))
-            if fn is None:
-                raise ScenarioError(f"operator not allowed in {expr!r}")
-            if isinstance(node.op, ast.Pow) and (abs(b) > 64 or abs(a) > 2**32):
-                raise ScenarioError(f"power too large in {expr!r}")
-            if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and b == 0:
-                raise ScenarioError(f"division by zero in {expr!r}")
-            if isinstance(node.op, ast.LShift) and b > 64:
-                raise ScenarioError(f"shift too large in {expr!r}")
-            return fn(a, b)
+            return _bounded(_binop(node.op, ev(node.left), ev(node.right), expr), expr)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                 and node.func.id in ("min", "max") and node.args and not node.keywords:
             vals = [ev(a) for a in node.args]
             return min(vals) if node.func.id == "min" else max(vals)
-        raise ScenarioError(f"unsupported expression {expr!r}")
+        raise ScenarioError(f"unsupported expression {_shown(expr)}")
 
-    return ev(tree)
+    return ev(tree.body)
 
 
 def resolve(spec: ScenarioSpec, params: Sequence[Param], dims_used: int = 1,
@@ -275,16 +320,8 @@ def resolve(spec: ScenarioSpec, params: Sequence[Param], dims_used: int = 1,
         elif local_size != need:
             raise ScenarioError(f"local size {_sizes_text(local_size)} differs from the kernel's "
                                 f"reqd_work_group_size {_sizes_text(need)}")
-    if local_size is not None:
-        if len(local_size) != len(global_size):
-            raise ScenarioError(
-                f"local size has {len(local_size)} dimensions, global size {len(global_size)}")
-        for g, lo in zip(global_size, local_size, strict=True):
-            if g % lo:
-                raise ScenarioError(f"global size {g} is not a multiple of local size {lo}")
-    work_items = 1
-    for g in global_size:
-        work_items *= g
+    check_sizes(global_size, local_size)
+    work_items = math.prod(global_size)
     group_items = 1
     for lo in local_size or (DEFAULT_LOCAL_ITEMS,):
         group_items *= lo
@@ -295,17 +332,13 @@ def resolve(spec: ScenarioSpec, params: Sequence[Param], dims_used: int = 1,
             v = values[p.name]
             if p.pointer and (not isinstance(v, int) or v <= 0):
                 raise ScenarioError(f"length of buffer {p.name!r} must be a positive integer, got {v!r}")
-            if not p.pointer and p.type in _INT_TYPES and isinstance(v, float):
-                if not v.is_integer():
-                    raise ScenarioError(f"{p.name!r} is an integer parameter, got {v!r}")
-                v = int(v)
-            args[p.name] = v
+            args[p.name] = v if p.pointer else _scalar_value(p, v, "")
             continue
         defaulted.append(p.name)
         if p.pointer:
             args[p.name] = group_items if p.address_space == "local" else work_items
-        elif p.type in _INT_TYPES:
-            args[p.name] = global_size[0]
+        elif split_vector(p.type)[0] in _INT_RANGES:
+            args[p.name] = _scalar_value(p, global_size[0], " (its default: the global size)")
         else:
             args[p.name] = DEFAULT_FLOAT
 
@@ -320,6 +353,47 @@ def resolve(spec: ScenarioSpec, params: Sequence[Param], dims_used: int = 1,
         else:
             fills[name] = fill
     return Scenario(global_size, local_size, args, fills, tuple(defaulted))
+
+
+def _scalar_value(p: Param, v: int | float, whence: str) -> int | float:
+    """``v`` as scalar parameter ``p`` holds it: an integer type's value whole and in its range."""
+    base = split_vector(p.type)[0]
+    if base in _INT_RANGES:
+        if isinstance(v, float):
+            if not v.is_integer():
+                raise ScenarioError(f"{p.name!r} is a {p.type} (an integer), got {v!r}")
+            v = int(v)
+        lo, hi = _INT_RANGES[base]
+        if not lo <= v <= hi:
+            raise ScenarioError(f"{p.name!r} = {v}{whence} does not fit in a {p.type} ({lo} to {hi})")
+    elif base == "half" and abs(v) > HALF_MAX:
+        raise ScenarioError(f"{p.name!r} = {v}{whence} does not fit in a half (at most {HALF_MAX:g})")
+    return v
+
+
+def check_sizes(global_size: Sequence[int], local_size: Sequence[int] | None) -> None:
+    """Refuse launch sizes no device runs (see ``MAX_GLOBAL_DIM``, ``MAX_WORK_ITEMS``) and a local size
+    that does not divide the global one. Also for scenarios built without ``resolve`` (sweeps)."""
+    for what, sizes in (("global", global_size), ("local", local_size or ())):
+        for s in sizes:
+            if not isinstance(s, int) or isinstance(s, bool) or s <= 0:
+                raise ScenarioError(f"{what} size {s!r} must be a positive integer")
+    if not 1 <= len(global_size) <= 3:
+        raise ScenarioError(f"a launch has 1 to 3 dimensions, not {len(global_size)}")
+    if any(g > MAX_GLOBAL_DIM for g in global_size):
+        raise ScenarioError(f"global size {_sizes_text(global_size)}: at most {MAX_GLOBAL_DIM} work-items "
+                            "along a dimension")
+    if math.prod(global_size) > MAX_WORK_ITEMS:
+        raise ScenarioError(f"global size {_sizes_text(global_size)} is {math.prod(global_size)} "
+                            "work-items; at most 2**40 are launched")
+    if local_size is not None:
+        if len(local_size) != len(global_size):
+            raise ScenarioError(
+                f"local size has {len(local_size)} dimensions, global size {len(global_size)}")
+        for g, lo in zip(global_size, local_size, strict=True):
+            if g % lo:
+                raise ScenarioError(f"global size {g} is not a multiple of local size {lo} (clperf "
+                                    "launches uniform work-groups, as OpenCL 1.2 requires)")
 
 
 def _sizes_text(sizes: Sequence[int]) -> str:

@@ -14,6 +14,7 @@ import logging
 import math
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
@@ -24,7 +25,8 @@ from clperf.predictor import calibration, profiles
 from clperf.predictor import roofline as rl
 
 from clperf.errors import ModelError, ScenarioError
-from clperf.records import Device, Estimate, Scenario, type_size
+from clperf.records import Device, Estimate, Param, Scenario, type_size
+from clperf.scenario import check_sizes
 
 log = logging.getLogger(__name__)
 
@@ -227,12 +229,32 @@ def with_time(est: Estimate, time_ms: float, device: Device) -> Estimate:
                    bandwidth_utilization=util)
 
 
-def check_launch(scenario: Scenario, device: Device) -> None:
-    """Refuse a launch ``device`` would refuse: a work-group over its maximum size."""
+def check_launch(scenario: Scenario, device: Device, params: Sequence[Param] = ()) -> None:
+    """Refuse a launch ``device`` would refuse: sizes no device runs, a work-group over its maximum size,
+    and, for ``params`` (the kernel's), buffers over the memory it has (where its record says)."""
+    check_sizes(scenario.global_size, scenario.local_size)
     group = math.prod(scenario.local_size) if scenario.local_size else 0
     if device.max_work_group_size and group > device.max_work_group_size:
         raise ScenarioError(f"a work-group of {group} work-items exceeds {device.name}'s maximum of "
                             f"{device.max_work_group_size}")
+    memory, held, local = device.global_mem_bytes, 0, 0
+    for p in params:
+        if not p.pointer:
+            continue
+        nbytes = int(scenario.args.get(p.name, 0)) * (type_size(p.type) or 0)
+        if p.address_space == "local":
+            local += nbytes
+            continue
+        held += nbytes
+        if memory and nbytes > memory:
+            raise ScenarioError(f"buffer {p.name!r} needs {nbytes / 2**30:.1f} GiB; {device.name} has "
+                                f"{memory / 2**30:.1f} GiB")
+    if memory and held > memory:
+        raise ScenarioError(f"the buffers need {held / 2**30:.1f} GiB together; {device.name} has "
+                            f"{memory / 2**30:.1f} GiB")
+    if device.local_mem_bytes and local > device.local_mem_bytes:
+        raise ScenarioError(f"the __local buffers need {local} bytes per work-group; {device.name} has "
+                            f"{device.local_mem_bytes}")
 
 
 def doubts(kernel: Any, scenario: Scenario, device: Device) -> list[str]:

@@ -87,7 +87,7 @@ def _predict(ns: argparse.Namespace) -> int:
     spec = scenario_from_args(ns)
     target = load_target(ns.file, ns.kernel, spec, ns.build_options)
     device = profiles.select_device(ns.device)
-    check_launch(target.scenario, device)
+    check_launch(target.scenario, device, target.kernel.params)
     warnings = [*target.warnings, *doubts(target.kernel, target.scenario, device)]
     est = estimate(target.kernel, target.scenario, device, source=target.text, build_options=ns.build_options,
                    use_cache=not ns.no_cache, use_model=ns.model == "auto", calibrate=not ns.no_calibration)
