@@ -10,7 +10,6 @@ import json
 import sys
 import threading
 import time
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -112,16 +111,14 @@ def _read(path: str) -> str:
 
 
 def workspace_scenario(path: Path, kernel: str) -> ScenarioSpec:
-    """``[kernels.NAME] scenario = "..."`` of the nearest clperf.toml (empty when absent)."""
-    from clperf.predictor.buildopts import find_config
+    """``[kernels.NAME] scenario = "..."`` of the clperf.toml that applies to ``path`` (empty when absent):
+    the one build options come from, looked up no higher than the repository and only if it is the user's."""
+    from clperf.predictor.buildopts import find_config, read_config
 
     config = find_config(path.parent)
     if config is None:
         return ScenarioSpec()
-    try:
-        data = tomllib.loads(config.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise InputError(f"cannot read {config}: {e}") from e
+    data = read_config(config)
     entry = data.get("kernels", {}).get(kernel, {})
     text = entry.get("scenario") if isinstance(entry, dict) else None
     return parse_flags(text) if isinstance(text, str) else ScenarioSpec()

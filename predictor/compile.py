@@ -24,6 +24,7 @@ from pathlib import Path
 from threading import Lock
 from typing import Literal
 
+from clperf import children
 from clperf.errors import CompileError
 
 Severity = Literal["error", "warning", "information", "hint"]
@@ -47,6 +48,10 @@ _DIAG = re.compile(
     r"(?P<msg>.*?)(?: \[(?P<flag>[^\]]+)\])?$"
 )
 _INCLUDED_FROM = re.compile(r"^In file included from (?P<file>.*?):(?P<line>\d+):")
+# what clang (LLVM's allocator, the C++ runtime, the loader mapping its libraries) says when an
+# allocation fails under RLIMIT_AS
+_OUT_OF_MEMORY = re.compile(r"LLVM ERROR: out of memory|Allocation failed|std::bad_alloc|"
+                            r"failed to map segment from shared object|cannot allocate memory", re.IGNORECASE)
 _TOKEN = re.compile(r'"[^"]*"|<[^>]*>|[A-Za-z_]\w*|\d[\w.]*|\S')
 
 
@@ -109,6 +114,7 @@ def clang_command(options: list[str], folder: Path | None) -> list[str]:
     std, version = cl_version(options)
     cmd = [
         find_clang(),
+        "--no-default-config",  # no clang.cfg beside the binary or in a config folder adds options
         "-x",
         "cl",
         "-Xclang",
@@ -168,15 +174,12 @@ def compile_source(text: str, path: Path | None, options: list[str], timeout_s: 
 def _run_clang(text: str, folder: Path | None, options: list[str], timeout_s: float) -> CompileResult:
     cmd = clang_command(options, folder)
     cwd = str(folder) if folder is not None and folder.is_dir() else None
+    memory = children.clang_memory_bytes()
     try:
-        proc = subprocess.run(
-            cmd,
-            input=text.encode("utf-8", "replace"),
-            capture_output=True,
-            timeout=timeout_s,
-            cwd=cwd,
-            check=False,
-        )
+        # its own process group, killed with clperf; a file can make clang grow without end (a macro
+        # expansion that doubles at every level), hence the address-space limit
+        proc = children.run(cmd, input=text.encode("utf-8", "replace"), timeout_s=timeout_s, cwd=cwd,
+                            memory_bytes=memory)
     except subprocess.TimeoutExpired:
         d = Diagnostic(
             1,
@@ -191,6 +194,11 @@ def _run_clang(text: str, folder: Path | None, options: list[str], timeout_s: fl
     except OSError as e:
         raise CompileError(f"cannot run {cmd[0]}: {e}") from e
     stderr = proc.stderr.decode("utf-8", "replace")
+    if proc.returncode != 0 and memory is not None and _OUT_OF_MEMORY.search(stderr):
+        d = Diagnostic(1, 1, 1, 1, "error", "memory-limit",
+                       f"clang ran out of its memory limit ({memory >> 20} MiB; CLPERF_CLANG_MEMORY_MB "
+                       "sets it, 0 for none); the file was not analysed")
+        return CompileResult(None, (d,), tuple(cmd))
     diags = parse_diagnostics(stderr, text)
     if proc.returncode != 0:
         if not any(d.severity == "error" for d in diags):

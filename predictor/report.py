@@ -18,7 +18,7 @@ from typing import Any
 from clperf.predictor import frontend
 from clperf.predictor.analysis.module import analyze_ir, unanalyzed
 from clperf.predictor.analysis.records import Access, KernelReport, LoopInfo, Ops, ParamUse
-from clperf.predictor.buildopts import BUILD_DIRECTIVE, resolve_build_options
+from clperf.predictor.buildopts import OptionProblem, gather_build_options
 from clperf.predictor.compile import Diagnostic, compile_source
 from clperf.predictor.findings import Finding, find
 
@@ -41,7 +41,7 @@ __all__ = [
 MAX_BYTES = 1_000_000  # clang and the walk stay well under a second below this; kernels files are small
 COMPILE_TIMEOUT_S = 20.0
 _CACHE_SIZE = 32
-_cache: OrderedDict[tuple[str, tuple[str, ...], str], FileReport] = OrderedDict()
+_cache: OrderedDict[tuple[str, tuple[object, ...], str], FileReport] = OrderedDict()  # options, problems
 _UNROLL_PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+unroll\b.*$", re.M)
 
 
@@ -71,6 +71,12 @@ class FileReport:
 
 def _diag(line: int, message: str, code: str, severity: str = "error", source: str = "clperf") -> Diagnostic:
     return Diagnostic(line, 1, line, 1, severity, code, message, source)  # type: ignore[arg-type]
+
+
+def _option_diag(p: OptionProblem) -> Diagnostic:
+    """A refused or ignored build-option source, at the option (a directive line) or at line 1."""
+    end = p.end_column if p.end_column > p.column else p.column
+    return Diagnostic(p.line, p.column, p.line, end, p.severity, "build-options", p.message, "clperf")
 
 
 def read_source(path: Path) -> tuple[str, list[Diagnostic]]:
@@ -133,13 +139,18 @@ def compiler_unroll_options(threshold: int) -> list[str]:
 
 
 def analyze_text(text: str, path: Path | None = None, build_options: str = "", *,
-                 unroll_threshold: int = 0) -> FileReport:
+                 unroll_threshold: int = 0, root: Path | None = None,
+                 options_from: str = "--build-options") -> FileReport:
     """Compile and analyse ``text`` (the content of ``path``, saved or not). Never raises.
 
     ``unroll_threshold`` > 0 analyses the kernel as a device compiler that fully unrolls small
     constant-trip loops itself would build it (``compiler_unroll_options``): such loops are gone from the
     report, ``#pragma unroll`` is honoured rather than blanked. The rewrite speedup model uses that view;
     findings and features use the default (loops kept, so trip counts can be read).
+
+    ``root`` is the workspace root, the top of the ``clperf.toml`` lookup; ``options_from`` names
+    ``build_options`` in messages (the setting it came from). A refused build-option source is left out
+    and reported at its line (``gather_build_options``); the file is analysed with the rest.
     """
     name = str(path) if path is not None else "<text>"
     diags: list[Diagnostic] = []
@@ -163,14 +174,10 @@ def analyze_text(text: str, path: Path | None = None, build_options: str = "", *
     except Exception as e:  # noqa: BLE001 - the parse is best effort; clang still gets its say
         diags.append(_diag(1, f"the tolerant parser failed: {type(e).__name__}: {e}", "parse", "warning"))
         fe_kernels = []
-    try:
-        options = resolve_build_options(path, text, build_options) + compiler_unroll_options(unroll_threshold)
-    except ClperfError as e:
-        m = BUILD_DIRECTIVE.search(text)
-        line = text.count("\n", 0, m.start()) + 1 if m else 1
-        diags.append(_diag(line, str(e), "build-options"))
-        return FileReport(name, tuple(diags), tuple(unanalyzed(k) for k in fe_kernels), ())
-    key = (hashlib.sha256(text.encode("utf-8", "replace")).hexdigest(), tuple(options), name)
+    gathered = gather_build_options(path, text, build_options, root=root, extra_source=options_from)
+    diags += [_option_diag(p) for p in gathered.problems]
+    options = [*gathered.options, *compiler_unroll_options(unroll_threshold)]
+    key = (hashlib.sha256(text.encode("utf-8", "replace")).hexdigest(), (*options, *gathered.problems), name)
     hit = _cache.get(key)
     if hit is not None:  # the server asks again for the same text (save after save, hover, code lens)
         _cache.move_to_end(key)

@@ -5,13 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from clperf.predictor.buildopts import resolve_build_options
+from clperf.predictor.buildopts import (
+    gather_build_options,
+    lookup_config,
+    resolve_build_options,
+    workspace_root,
+)
 from clperf.predictor.compile import clang_command, compile_source
 
 from clperf.errors import InputError
 
 
 def test_order_and_relative_paths(tmp_path: Path):
+    (tmp_path / ".git").mkdir()  # the repository root: clperf.toml is looked up no higher
     (tmp_path / "clperf.toml").write_text('[build]\noptions = "-DA=1 -I include"\n')
     sub = tmp_path / "kernels"
     sub.mkdir()
@@ -30,6 +36,73 @@ def test_no_path_keeps_options():
 def test_bad_options_are_input_errors(bad: str):
     with pytest.raises(InputError):
         resolve_build_options(None, "", bad)
+
+
+@pytest.mark.parametrize(("given", "passed"), [
+    ("-DA -D B=2 -UC", ["-DA", "-DB=2", "-UC"]),
+    ("-Wall -Wno-unused-variable -Werror=format -w",
+     ["-Wall", "-Wno-unused-variable", "-Werror=format", "-w"]),
+    ("-cl-std=CL2.0 -cl-fast-relaxed-math -cl-mad-enable", ["-cl-std=CL2.0", "-cl-fast-relaxed-math",
+                                                             "-cl-mad-enable"]),
+    ("-x cl -std=CL1.2 -std=clc++2021", ["-x", "cl", "-std=CL1.2", "-std=clc++2021"]),
+    ("-I /abs/inc -I/abs/two", ["-I/abs/inc", "-I/abs/two"]),
+    ("-include /abs/h.h", ["-include", "/abs/h.h"]),
+    ("'-DMSG=\"a b\"'", ['-DMSG="a b"']),
+])
+def test_allowed_options(given: str, passed: list[str]):
+    assert resolve_build_options(None, "", given) == passed
+
+
+@pytest.mark.parametrize("bad", ["-fplugin=x.so", "-fpass-plugin=x.so", "-Xclang -load", "--config=x.cfg",
+                                 "--config x.cfg", "-Wl,-rpath,x", "-Wa,-x", "-Wp,-MD,x.d", "-MD", "-MF x.d",
+                                 "-save-temps", "-ftime-trace=t.json", "-O2", "-x c", "-std=c99",
+                                 "-isystem x", "-include=x.h", "--", "-cl-", "-o out.ll", "-target x86_64"])
+def test_refused_options_name_the_option(bad: str):
+    with pytest.raises(InputError, match=f"build option '{bad.split()[0] if bad != '-x c' else bad}' "
+                                         "is not allowed"):
+        resolve_build_options(None, "", bad)
+
+
+def test_refusal_is_at_the_option_and_keeps_other_sources(tmp_path: Path):
+    text = "kernel void k() {}\n  //  clperf-build: -DA=1 '-fplugin=x y.so'\n// clperf-build: -DB=2\n"
+    found = gather_build_options(tmp_path / "k.cl", text, "-fplugin=z.so", extra_source="the setting")
+    assert found.options == ("-DB=2",)
+    line, extra = found.problems
+    start = text.split("\n")[1].index("'-fplugin") + 1
+    assert (line.line, line.column, line.end_column) == (2, start, start + len("'-fplugin=x y.so'"))
+    assert "'-fplugin=x y.so'" in line.message and "this // clperf-build: line" in line.message
+    assert extra.line == 1 and "the setting" in extra.message
+
+
+def test_include_is_two_words_resolved_from_the_file(tmp_path: Path):
+    opts = resolve_build_options(tmp_path / "k.cl", "// clperf-build: -include inc/h.h\n")
+    assert opts == ["-include", str(tmp_path / "inc" / "h.h")]
+
+
+def test_include_without_a_file_is_absolute_from_the_current_folder(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert resolve_build_options(None, "", "-include -h.h") == ["-include", str(tmp_path / "-h.h")]
+
+
+def test_config_lookup_stops_at_the_workspace_root(tmp_path: Path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "clperf.toml").write_text('[build]\noptions = "-DA=1"\n')
+    (tmp_path / "ws" / "src").mkdir(parents=True)
+    k = tmp_path / "ws" / "src" / "k.cl"
+    assert resolve_build_options(k, "") == ["-DA=1"]  # the repository root
+    assert resolve_build_options(k, "", root=tmp_path / "ws") == []  # the workspace root
+    assert resolve_build_options(k, "", root=tmp_path / "elsewhere") == ["-DA=1"]  # not the file's workspace
+    assert lookup_config(tmp_path / "ws" / "src", tmp_path / "ws") == (None, ())
+
+
+def test_workspace_root_is_the_innermost_folder_holding_the_file():
+    assert workspace_root("/w/a/b/k.cl", ["/w", "/w/a", "/x"]) == "/w/a"
+    assert workspace_root("/y/k.cl", ["/w"]) == ""
+    assert workspace_root("", ["/w"]) == ""
+
+
+def test_clang_reads_no_config_file():
+    assert clang_command([], None)[1] == "--no-default-config"
 
 
 def test_broken_config_is_input_error(tmp_path: Path):

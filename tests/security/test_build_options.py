@@ -18,11 +18,11 @@ from types import ModuleType
 
 import pytest
 import pytest_lsp
+from clperf.predictor.report import analyze_file, analyze_text
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
 from clperf.cli import main
-from clperf.predictor.report import analyze_file, analyze_text
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = "kernel void k(global int *a) { a[0] = 1; }\n"
@@ -31,7 +31,7 @@ DIRECTIVE_LINE = 3  # 1-based line of the directive in ``with_directive``
 ATTACKS = {
     "fplugin": ("-fplugin={lib}", "-fplugin={lib}"),
     "fpass-plugin": ("-fpass-plugin={lib}", "-fpass-plugin={lib}"),
-    # each word starts with '-' (the old filter): the library is -/evil.so, beside the kernel, where clang runs
+    # each word starts with '-' (the old filter): the library is -/evil.so beside the kernel, where clang runs
     "xclang-load": ("-Xclang -load -Xclang -/evil.so", "-Xclang"),
     "config": ("--config={cfg}", "--config={cfg}"),
 }  # name -> (the options, the first word the diagnostic must name)
@@ -62,8 +62,8 @@ class Evil:
         self.cfg = folder / "evil.cfg"  # a clang config file that loads the library
         src = folder / "evil.c"
         src.write_text(EVIL_C)
-        subprocess.run([_cc(), "-shared", "-fPIC", f'-DMARKER="{self.marker}"', "-o", str(self.lib), str(src)],
-                       check=True, capture_output=True)
+        cmd = [_cc(), "-shared", "-fPIC", f'-DMARKER="{self.marker}"', "-o", str(self.lib), str(src)]
+        subprocess.run(cmd, check=True, capture_output=True)
         self.cfg.write_text(f"-fplugin={self.lib}\n")
 
     def options(self, attack: str, folder: Path) -> str:
@@ -269,7 +269,7 @@ def test_clang_reads_no_default_config_file(tmp_path: Path, monkeypatch: pytest.
     (tmp_path / "lib").symlink_to(real.parent.parent / "lib")  # clang finds its headers from its folder
     (tmp_path / "bin" / "clang.cfg").write_text("-DFROM_CFG=1\n")
     monkeypatch.setenv("CLPERF_CLANG", str(tmp_path / "bin" / "clang"))
-    text = "#ifdef FROM_CFG\n#error a clang config file was read\n#endif\n" + KERNEL.replace("k(", "cfg_probe(")
+    text = "#ifdef FROM_CFG\n#error a clang config file was read\n#endif\n" + KERNEL.replace(" k(", " cfg(")
     rep = analyze_text(text)
     assert rep.compiled and not rep.diagnostics, rep.diagnostics
 
