@@ -4,12 +4,19 @@
   (``#pragma unroll N``, a manual unroll, the ``__local`` tile), each titled with its predicted speedup
   (the edited file is compiled and estimated in a worker thread); unsafe ones come back disabled.
 * any kernel whose scenario uses defaults -> "Add a scenario directive" with the values now in use.
+
+A code action never runs a kernel: editors ask for them on their own (the cursor entering a line), and a
+kernel is native code the file's author wrote. On the local PoCL device a speedup comes from PoCL's
+counted code only where that costing is already cached (a benchmark, ``clperf predict``, or
+``clperf.poclCode`` counted it); otherwise from the static model (``rewrites.available(...,
+run_kernels=False)``). Kernels run on an explicit action only: the ``clperf.benchmark`` command,
+``clperf bench``, ``clperf predict`` or ``clperf fix`` on a CPU device the user typed, and the counting
+runs of ``clperf.poclCode``, which only the user's own settings can turn on (VS Code: a machine setting).
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,15 +29,12 @@ from clperf.server.views import Action, Edit, Problem, Span
 from clperf.records import Scenario
 
 log = logging.getLogger("clperf.server")
-# On the local PoCL device a quick fix's speedup comes from PoCL's own code, counted in a run of each
-# version (about 2 s each, benchmark/compiled.py): a code action request waits this long for all of it,
-# then shows the profile's guess; the runs go on in the background and a later request shows their figure.
-CODE_WAIT_S = 1.0
 
 def rewrite_actions(problems: Sequence[Problem], text: str, path: str, build_options: str, device: Any,
                     scenarios: Mapping[str, Scenario], with_disabled: bool) -> list[Action]:
     """Fixes from ``clperf.predictor.rewrites`` (pragma and manual unroll, the ``__local`` tile), titled with
-    their predicted speedup. Rewrites that would not be equivalent come back disabled, with the reason."""
+    their predicted speedup, which runs no kernel. Rewrites that would not be equivalent come back
+    disabled, with the reason."""
     from clperf.predictor import rewrites
     from clperf.predictor.report import analyze_text
 
@@ -38,14 +42,13 @@ def rewrite_actions(problems: Sequence[Problem], text: str, path: str, build_opt
     if not candidates:
         return []
     report = analyze_text(text, Path(path) if path else None, build_options)
-    deadline = time.monotonic() + CODE_WAIT_S
     out: list[Action] = []
     for p in candidates:
         kernel = str(p.data.get("kernel", "")) if p.data else ""
         try:
             found = rewrites.available(text, report, p.data, path=Path(path) if path else None,
                                        build_options=build_options, device=device,
-                                       scenario=scenarios.get(kernel), code_deadline=deadline)
+                                       scenario=scenarios.get(kernel), run_kernels=False)
         except Exception:  # one broken rewrite must not take the other actions with it
             log.error("rewrites for %s failed", p.code, exc_info=True)
             continue

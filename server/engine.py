@@ -4,6 +4,10 @@ Plain logic (no lsprotocol): it returns an ``Analysis`` record for one ``(uri, v
 allowed to fail on its own — a file clang rejects still gets its diagnostics, a kernel whose scenario is
 invalid still gets an estimate on the documented defaults, a device with no peaks still gets diagnostics —
 and each failure becomes a message a person can act on instead of an exception in the server.
+
+Opening or saving a file runs none of its kernels unless ``clperf.poclCode`` is on (estimates from PoCL's
+counted code on the local PoCL device: each kernel runs once, in an isolated worker). That setting is the
+user's to give: the VS Code extension declares it a machine setting, which a workspace cannot set.
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ class Job:
     settings: Settings
     device: Device | None
     device_problem: str | None = None
+    root: str = ""  # the workspace folder holding the file: clperf.toml is looked up no higher
 
 
 def source_hash(text: str) -> str:
@@ -175,7 +180,9 @@ def analyze(job: Job) -> Analysis:
                         (Problem(Span.at(1, 1, 1), "information", msg, code="file-too-large"),), {}, 0.0)
     from clperf.predictor.report import analyze_text  # imported here: keeps llvmlite off initialize
 
-    report = analyze_text(job.text, Path(job.path) if job.path else None, job.settings.build_options)
+    report = analyze_text(job.text, Path(job.path) if job.path else None, job.settings.build_options,
+                          root=Path(job.root) if job.root else None,
+                          options_from="the clperf.buildOptions setting")
     problems = compile_problems(report) + finding_problems(report, job.settings)
     parsed = {k.name: k for k in frontend.parse(job.text)}
     digest = source_hash(job.text)

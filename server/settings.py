@@ -3,6 +3,10 @@
 Clients send whatever the user typed: a number where a string belongs, a misspelt scenario flag. Each
 field is checked on its own; a bad one is reported in plain words and its default used, so one typo never
 turns the rest of the settings (or the server) off. The names mirror the VS Code extension's package.json.
+
+Over LSP the server cannot tell the user's settings from a workspace's. ``poclCode`` (runs kernels) and
+``cacheDirectory`` (where clperf writes) are therefore declared machine settings in package.json: VS Code
+ignores them in a workspace's ``.vscode/settings.json`` and never sends them from there.
 """
 
 from __future__ import annotations
@@ -32,11 +36,11 @@ class Settings:
     device: str = ""  # clperf.device: part of a device/platform name; "" = H200 profile, else first found
     build_options: str = ""  # clperf.buildOptions: extra clang options, e.g. "-DBLOCK=16 -I inc"
     default_scenario: str = ""  # clperf.defaultScenario: scenario flags for kernels without a directive
-    cache_directory: str = ""  # clperf.cacheDirectory: "" = clperf's per-user state directory
+    cache_directory: str = ""  # clperf.cacheDirectory: "" = clperf's per-user state directory (user's only)
     docs_base_url: str = ""  # clperf.docsBaseUrl: where rule docs live; "" = file:// URI of docs/rules
     benchmark_policy: str = "interactive"  # clperf.benchmarkPolicy: interactive | quick | sweep (repetitions)
     benchmark_timeout_s: float = 60.0  # clperf.benchmarkTimeout: seconds before a kernel run is stopped
-    pocl_code: bool = False  # clperf.poclCode: estimates on the local PoCL device from PoCL's own code
+    pocl_code: bool = False  # clperf.poclCode: count PoCL's code (runs each kernel once; user's only)
     features: Features = field(default_factory=Features)
 
     @property

@@ -7,6 +7,10 @@ Plain API shared by ``clperf fix`` and the language server:
   ``unroll-candidate`` and ``local-cache-candidate``) or, with ``rule="work-group"``, the work-group size
   recommendation. A rewrite that would not be equivalent is still returned, with ``disabled_reason`` set,
   so an editor can show it greyed out with the reason.
+* ``available(..., run_kernels=False)``: predictions that run nothing (the language server's code actions):
+  on the local PoCL device, PoCL's counted code only where a costing is already cached, else the static
+  model. With ``run_kernels`` (``clperf fix`` on a device the user named) both versions are counted, which
+  runs them once each.
 * ``apply(text, rewrite) -> str``: the edited text. ``apply(text, finding_data)`` (a finding's ``data``
   dict with ``rule`` and ``kernel``, as the server keeps it in a diagnostic) picks the first enabled
   rewrite for that finding, or raises ``RewriteError`` with the reason.
@@ -113,10 +117,12 @@ def scenario_for(text: str, kernel: Any, spec: Any = None) -> Scenario:
 
 def available(text: str, report: Any, finding: Any, *, path: Path | None = None, build_options: str = "",
               device: Device | None = None, scenario: Scenario | None = None,
-              predict: bool = True, code_deadline: float | None = None) -> list[Rewrite]:
+              predict: bool = True, code_deadline: float | None = None,
+              run_kernels: bool = True) -> list[Rewrite]:
     """The rewrites for ``finding`` (a Finding, or a dict with ``rule``, ``kernel`` and the finding data).
     ``code_deadline``: until when (``time.monotonic()``) predictions wait for PoCL's counted code on the
-    local PoCL device (``predicted_speedup``; None: until it is there)."""
+    local PoCL device (``predicted_speedup``; None: until it is there). ``run_kernels`` False: no kernel
+    runs for a prediction (only costings already cached are used)."""
     rule, kernel, data = _finding_parts(finding)
     k = report.kernel(kernel) if report is not None else None
     if rule == "unroll-candidate":
@@ -132,8 +138,8 @@ def available(text: str, report: Any, finding: Any, *, path: Path | None = None,
     else:
         return []
     if predict and k is not None:
-        out = [_with_prediction(r, text, k, path, build_options, device, scenario, code_deadline)
-               for r in out]
+        out = [_with_prediction(r, text, k, path, build_options, device, scenario, code_deadline,
+                                run_kernels) for r in out]
     return out
 
 
@@ -220,7 +226,7 @@ def _elem_size(type_name: str) -> int:
 
 def _with_prediction(r: Rewrite, text: str, k: Any, path: Path | None, build_options: str,
                      device: Device | None, scenario: Scenario | None,
-                     code_deadline: float | None) -> Rewrite:
+                     code_deadline: float | None, run_kernels: bool = True) -> Rewrite:
     if not r.enabled:
         return r
     try:
@@ -228,7 +234,7 @@ def _with_prediction(r: Rewrite, text: str, k: Any, path: Path | None, build_opt
         checked = apply_edits(text, r.edits)
         speedup, note = predicted_speedup(text, new_text, k, path=path, build_options=build_options,
                                           device=device, scenario=scenario, verify_text=checked,
-                                          code_deadline=code_deadline)
+                                          code_deadline=code_deadline, run_kernels=run_kernels)
     except RewriteError as e:
         return replace(r, disabled_reason=str(e))
     except ClperfError as e:
@@ -249,11 +255,12 @@ def speedup_text(speedup: float | None) -> str:
 def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | None = None,
                       build_options: str = "", device: Device | None = None,
                       scenario: Scenario | None = None, verify_text: str | None = None,
-                      code_deadline: float | None = None) -> tuple[float, str]:
+                      code_deadline: float | None = None, run_kernels: bool = True) -> tuple[float, str]:
     """``time(original) / time(rewritten)`` (``speedup_model``) and a note naming model, device and
     scenario. On the local PoCL device both versions' own code is counted and costed, waited for until
     ``code_deadline`` (``time.monotonic()``; None: until it is there); the profile's guesses stand in
-    until then.
+    until then. ``run_kernels`` False: counting (which runs each version) is never started, a costing
+    already cached is used, else the profile's guesses.
 
     Raises RewriteError when the rewritten text (``verify_text``, default ``new_text``) does not compile.
     """
@@ -280,9 +287,10 @@ def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | Non
     k1 = speedup_model.as_compiled(new_text, after, device, path, build_options)
     # on the local PoCL device, its own code is counted and costed (the rewrite as written: a pragma is
     # PoCL's to honour)
-    c0 = speedup_model.cpu_code(text, kernel.name, scenario, device, build_options, code_deadline)
+    c0 = speedup_model.cpu_code(text, kernel.name, scenario, device, build_options, code_deadline,
+                                run=run_kernels)
     c1 = speedup_model.cpu_code(verify_text or new_text, kernel.name, scenario, device, build_options,
-                                code_deadline)
+                                code_deadline, run=run_kernels)
     pending = (c0 is None) != (c1 is None)  # one version's code is there: compare like with like
     if pending:
         c0 = c1 = None
@@ -293,7 +301,9 @@ def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | Non
     costed = "".join(f"; {which}: {c.item_cycles:.3g} cycles per work-item in PoCL's code (counted, llvm-mca)"
                      for which, c in (("original", c0), ("rewritten", c1)) if c is not None)
     if pending or (c0 is None and speedup_model.own_code(device)):
-        costed += "; PoCL's code not counted (yet): the profile's SIMD and barrier guesses"
+        costed += ("; PoCL's code not counted (yet): the profile's SIMD and barrier guesses" if run_kernels
+                   else "; PoCL's code not counted (this prediction runs no kernel): the profile's SIMD "
+                        "and barrier guesses")
     note = (f"{speedup_model.MODEL} on {device.name}: "
             f"{e0.time_ms:.4g} ms -> {e1.time_ms:.4g} ms "
             f"(global {g}, local {loc}{costed})")

@@ -80,10 +80,12 @@ def own_code(device: Device) -> bool:
 
 
 def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_options: str = "",
-             deadline: float | None = None) -> Any:
+             deadline: float | None = None, run: bool = True) -> Any:
     """PoCL's own code for one launch of ``kernel`` at ``scenario``, counted and costed
     (``benchmark/compiled.py``), when ``device`` is the local PoCL device; else None, also when it is not
-    ready by ``deadline`` (``time.monotonic()``; None: wait for it). Needs the benchmark side (pyopencl)."""
+    ready by ``deadline`` (``time.monotonic()``; None: wait for it). Counting runs the kernel (native code
+    the file's author wrote): with ``run`` False only a costing already in the prediction cache is used
+    and nothing runs. Needs the benchmark side (pyopencl)."""
     if not own_code(device):
         return None
     try:
@@ -96,13 +98,11 @@ def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_o
     key = cache_mod.key("pocl-code", cache_mod.source_hash(text), kernel, build_options, device.key,
                         scenario.to_json(), compiled.COST_VERSION, compiled._tool(compiled.MCA))
     store = cache_mod.default()
-    hit = store.get(key)
-    if isinstance(hit, dict):
-        try:
-            return compiled.CompiledCode(float(hit["cycles"]), int(hit["work_items"]), str(hit["function"]),
-                                         tuple(str(x) for x in hit["loops"]))
-        except (KeyError, TypeError, ValueError):
-            pass  # a row of another shape: cost the code again
+    hit = store.get(key, _cached_code)  # a row of another shape is dropped: the code is costed again
+    if hit is not None:
+        return hit
+    if not run:
+        return None
     try:
         wait_s = None if deadline is None else max(0.0, deadline - time.monotonic())
         code = compiled.cpu_code(text, kernel, scenario, device, build_options=build_options, wait_s=wait_s)
@@ -113,6 +113,23 @@ def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_o
         store.set(key, {"cycles": code.cycles, "work_items": code.work_items, "function": code.function,
                         "loops": list(code.loops)})
     return code
+
+
+def _cached_code(d: Any) -> Any:
+    """A costing from the prediction cache, checked: positive cycles and work-items, text names; else
+    ValueError, TypeError or KeyError (the cache drops the row)."""
+    from clperf.benchmark import compiled
+    from clperf.predictor import cache as cache_mod
+
+    if not isinstance(d, dict) or not isinstance(d["loops"], list) or not isinstance(d["function"], str):
+        raise TypeError("not a costing object")
+    items = d["work_items"]
+    if isinstance(items, bool) or not isinstance(items, int) or items < 1:
+        raise ValueError(f"work_items is not a positive integer: {items!r}"[:80])
+    if not all(isinstance(x, str) for x in d["loops"]):
+        raise TypeError("loops are not text")
+    return compiled.CompiledCode(cache_mod.positive(d["cycles"], "cycles"), items, d["function"],
+                                 tuple(d["loops"]))
 
 
 REFILL_PASS_LIMIT = 1 << 14  # reads and writes of one work-item's loops that refill_cycles follows

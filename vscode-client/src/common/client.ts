@@ -1,6 +1,7 @@
 /**
- * Starting, stopping and restarting the language client. The server is `python -m clperf.server`;
- * vscode-languageclient appends `--stdio`. Server commands (clperf.benchmark, clperf.selectDevice) are
+ * Starting, stopping and restarting the language client. The server is `python -P -m clperf.server`
+ * (python.ts: safe-path mode, outside the workspace); vscode-languageclient appends `--stdio`. The
+ * extension runs only in trusted workspaces (package.json `untrustedWorkspaces`). Server commands (clperf.benchmark, clperf.selectDevice) are
  * registered in VS Code by the client itself from the server's executeCommandProvider.
  */
 import * as vscode from "vscode";
@@ -14,7 +15,7 @@ import {
 } from "vscode-languageclient/node";
 import type { Log } from "./logging";
 import { showProgressAsNotifications } from "./progress";
-import { findInterpreter, installAdvice, serverCwd, whyNotUsable } from "./python";
+import { findInterpreter, installAdvice, SERVER_ARGS, serverCwd, serverEnv, whyNotUsable } from "./python";
 import { readSettings, SECTION } from "./settings";
 import type { StatusBar } from "./statusBar";
 import type { DeviceChoice } from "./commands";
@@ -86,9 +87,9 @@ export class ServerManager implements vscode.Disposable {
 
     const serverOptions: ServerOptions = {
       command: python.path,
-      args: ["-m", "clperf.server"],
+      args: SERVER_ARGS,
       transport: TransportKind.stdio,
-      options: { cwd: serverCwd(), env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+      options: { cwd: serverCwd(), env: serverEnv() },
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [
@@ -111,7 +112,7 @@ export class ServerManager implements vscode.Disposable {
       await client.start();
       this.progress = showProgressAsNotifications(client, this.log);
       const info = client.initializeResult?.serverInfo;
-      this.log.info(`server started: ${python.path} -m clperf.server --stdio (${info?.name ?? "?"} ${info?.version ?? ""})`);
+      this.log.info(`server started: ${python.path} ${SERVER_ARGS.join(" ")} --stdio (${info?.name ?? "?"} ${info?.version ?? ""})`);
       void this.showTarget();
     } catch (e) {
       this.log.error(`the clperf server failed to start: ${String(e)}`);
@@ -136,7 +137,10 @@ export class ServerManager implements vscode.Disposable {
     const output = "Show output";
     const choice = await vscode.window.showErrorMessage(message, setPath, output);
     if (choice === setPath) {
-      await vscode.commands.executeCommand("workbench.action.openSettings", `${SECTION}.pythonPath`);
+      // the User tab: clperf.pythonPath is a machine setting, which a workspace's settings cannot set
+      await vscode.commands.executeCommand("workbench.action.openGlobalSettings", {
+        query: `${SECTION}.pythonPath`,
+      });
     } else if (choice === output) {
       this.log.show();
     }

@@ -5,7 +5,6 @@
  * installed clperf into that interpreter.
  */
 import { execFile } from "node:child_process";
-import { homedir } from "node:os";
 import * as vscode from "vscode";
 import { lastLine } from "./logging";
 import { expandPath } from "./settings";
@@ -46,22 +45,36 @@ export async function findInterpreter(configured: string, resource?: vscode.Uri)
 }
 
 /**
- * Where the server runs (and the import check, so both see the same `sys.path`): the first workspace
- * folder, else the home folder. Never the editor's own working directory, where a `clperf/` source folder
- * could shadow or fake the installed package.
+ * How the server is started: `python -P -m clperf.server`. `-P` (and `PYTHONSAFEPATH`, which the
+ * interpreters the server starts in turn inherit) keeps the working directory off `sys.path`, so a
+ * `clperf/`, `pygls/` or `numpy/` folder in an opened project is never imported in place of the
+ * installed packages. vscode-languageclient appends `--stdio`.
+ */
+export const SERVER_ARGS = ["-P", "-m", "clperf.server"];
+
+/** The server's (and the import check's) environment: the editor's, in safe-path mode. */
+export function serverEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, PYTHONSAFEPATH: "1", PYTHONUNBUFFERED: "1" };
+}
+
+/**
+ * Where the server runs (and the import check, so both see the same `sys.path`): the extension's own
+ * folder, which holds no Python code, never the workspace (a second guard beside `-P`). The server
+ * resolves documents by URI, so it needs no particular working directory.
  */
 export function serverCwd(): string {
-  return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? homedir();
+  return __dirname;
 }
 
 /** Undefined when `import clperf.server` works with `python`, else why not, in one line. */
 export function whyNotUsable(python: string): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const options = { timeout: 60_000, cwd: serverCwd() };
-    execFile(python, ["-c", "import clperf.server"], options, (error, _stdout, stderr) => {
+    const options = { timeout: 60_000, cwd: serverCwd(), env: serverEnv() };
+    execFile(python, ["-P", "-c", "import clperf.server"], options, (error, _stdout, stderr) => {
       if (!error) return resolve(undefined);
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "ENOENT") return resolve(`the interpreter '${python}' was not found`);
+      if (stderr.includes("Unknown option: -P")) return resolve(`'${python}' is older than Python 3.11`);
       resolve(lastLine(stderr) || error.message);
     });
   });
