@@ -16,6 +16,7 @@ from types import ModuleType
 
 import pytest
 import pytest_lsp
+from clperf.benchmark.inputs import scalar_value
 from clperf.benchmark.runner import precheck
 from clperf.predictor import profiles
 from clperf.predictor.estimate import check_launch
@@ -148,6 +149,15 @@ def test_an_integer_argument_must_fit_its_c_type(type_name: str, value: str, fit
         return
     err = _refused_quickly(resolve, spec, _scalar(type_name))
     assert "'n'" in str(err) and type_name in str(err)
+
+
+@pytest.mark.parametrize("type_name,value", [
+    ("int", 2**31), ("uchar", -1), ("half", 70000.0), ("float", float("inf")), ("double", float("nan")),
+])
+def test_the_benchmarks_typed_value_refuses_what_its_type_cannot_hold(type_name: str, value: float) -> None:
+    # a Scenario read back from a dataset or a sweep reaches the worker without ``resolve``
+    with pytest.raises(ScenarioError, match="'n'"):
+        scalar_value(Param("n", type_name, "private", False), value)
 
 
 def test_a_defaulted_integer_argument_must_fit_too() -> None:
