@@ -146,7 +146,7 @@ def scalar_value(param: Param, value: int | float, address_bits: int = 64) -> np
         if not info.min <= int(value) <= info.max:
             raise ScenarioError(f"{param.name!r} = {value} does not fit in a {param.type}")
         value = int(value)
-    elif not abs(value) <= float(np.finfo(et.dtype).max):  # also NaN: a scenario read from a file may hold one
+    elif not abs(value) <= float(np.finfo(et.dtype).max):  # NaN too: a stored scenario may hold one
         raise ScenarioError(f"{param.name!r} = {value} is not a finite {param.type}")
     if et.lanes == 1:
         return et.dtype.type(value)
