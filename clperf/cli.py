@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from typing import Any
 
-from clperf import __version__
+from clperf import __version__, children
 from clperf.errors import ClperfError, ScenarioError
 from clperf.scenario import ScenarioSpec, make_spec
 
@@ -78,9 +81,57 @@ def join_dash_values(argv: Sequence[str]) -> list[str]:
     return out
 
 
+class _Stopped(BaseException):
+    """A signal that ends clperf; a BaseException, so that no ``except Exception`` boundary keeps going."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+_STOP_SIGNALS: dict[int, str] = {signal.SIGTERM: "terminated", signal.SIGHUP: "hung up",
+                                 signal.SIGINT: "interrupted"}
+_EXIT_GRACE_S = 5.0  # for the unwinding after a stop signal (temporary folders removed), then a hard exit
+_stopping: list[int] = []
+
+
+def _on_stop_signal(signum: int, frame: object) -> None:
+    """End every child first (clang, workers: each in its own process group, so the signal did not reach
+    them), then unwind; a second signal, or an unwinding that hangs, exits at once."""
+    children.terminate_all()
+    if _stopping:
+        os._exit(128 + signum)
+    _stopping.append(signum)
+    watchdog = threading.Timer(_EXIT_GRACE_S, os._exit, (128 + signum,))
+    watchdog.daemon = True
+    watchdog.start()
+    raise _Stopped(signum)
+
+
+def _install_stop_handlers() -> dict[int, Any]:
+    if threading.current_thread() is not threading.main_thread():
+        return {}  # signal handlers belong to the main thread; a caller elsewhere keeps its own
+    _stopping.clear()
+    return {sig: signal.signal(sig, _on_stop_signal) for sig in _STOP_SIGNALS}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    ns = parser.parse_args(join_dash_values(sys.argv[1:] if argv is None else argv))
+    previous = _install_stop_handlers()
+    try:
+        parser = build_parser()
+        ns = parser.parse_args(join_dash_values(sys.argv[1:] if argv is None else argv))
+        return _run(ns)
+    except _Stopped as e:
+        name = signal.Signals(e.signum).name
+        print(f"clperf: {_STOP_SIGNALS.get(e.signum, 'stopped')} ({name}); its child processes were ended",
+              file=sys.stderr)
+        return 128 + e.signum
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _run(ns: argparse.Namespace) -> int:
     try:
         return int(ns.run(ns) or 0)
     except ScenarioError as e:
