@@ -145,7 +145,7 @@ def _estimate(report: Any, scenario: Scenario, job: Job) -> tuple[Estimate | Non
     from clperf.predictor.roofline import traffic
 
     try:
-        check_launch(scenario, job.device)
+        check_launch(scenario, job.device, getattr(report, "params", ()))
         est = estimate(report, scenario, job.device, source=job.text,
                        build_options=job.settings.build_options, count_code=job.settings.pocl_code,
                        code_deadline=time.monotonic())

@@ -230,6 +230,16 @@ async def server(lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
+def test_the_server_gives_no_estimate_for_buffers_the_device_cannot_hold() -> None:
+    from clperf.server.engine import Job, analyze
+    from clperf.server.settings import Settings
+
+    h200 = profiles.select_device("h200", discover=False)
+    text = "// clperf: --arg dst=2**36\n" + COPY
+    result = analyze(Job("file:///huge.cl", 1, "", text, Settings(), h200)).kernels["copy"]
+    assert result.estimate is None and "GiB" in (result.estimate_problem or ""), result
+
+
 async def _hover(client: LanguageClient, uri: str, line: int, character: int) -> types.Hover | None:
     return await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri),
