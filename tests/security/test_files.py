@@ -8,15 +8,23 @@ characters, so a non-ASCII character (or an emoji) above a kernel does not hide 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import resource
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+import pytest_lsp
 from clperf.predictor import fix_cli
 from clperf.predictor.report import analyze_file
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pygls.workspace import PositionCodec
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from clperf.cli import build_parser
 from clperf.errors import InputError
@@ -207,3 +215,94 @@ def test_front_end_columns_count_characters():
     k, k2 = frontend.parse(text)
     assert k.complete and k2.complete and k2.column == 21 and k2.params[0].name == "b"
     assert [(lp.line, lp.column) for lp in k.loops] == [(2, 10)]  # "  /*é😀*/ " is 9 characters
+
+
+# --- the editor: character columns become the client's code units ------------------------------------------
+
+EMOJI_LOOP = STENCIL.replace("    for (int k = 0; k < 8; k++)", "    /* 😀 é */ for (int k = 0; k < 8; k++)")
+_HOME = tempfile.mkdtemp(prefix="clperf-files-")  # the server's own state folder, away from the user's
+
+
+def _refresh(client: LanguageClient, params: None) -> None:
+    """The refresh requests the server sends after an analysis: nothing to redraw here."""
+
+
+def _make_client() -> LanguageClient:
+    client = LanguageClient(converter_factory=default_converter)
+    features = dict(DEFAULT_CLIENT_FEATURES)
+    features[types.WORKSPACE_CODE_LENS_REFRESH] = _refresh
+    features[types.WORKSPACE_INLAY_HINT_REFRESH] = _refresh
+    register_lsp_features(client, features)
+    return client
+
+
+SERVER = ClientServerConfig(
+    server_command=[sys.executable, "-m", "clperf.server", "--stdio"],
+    server_env={**os.environ, "CLPERF_HOME": _HOME, "CLPERF_CACHE_DIR": _HOME + "/cache"},
+    client_factory=_make_client)
+
+
+def _client_apply(text: str, edits: list[types.TextEdit], encoding: str) -> str:
+    """What an editor does with the edits: positions in its own code units."""
+    lines = text.split("\n")
+    codec = PositionCodec(encoding)
+
+    def offset(p: types.Position) -> int:
+        char = codec.position_from_client_units(lines, types.Position(p.line, p.character)).character
+        return sum(len(x) + 1 for x in lines[:p.line]) + char
+
+    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[:offset(e.range.start)] + e.new_text + text[offset(e.range.end):]
+    return text
+
+
+@pytest_lsp.fixture(config=SERVER, params=["visual-studio-code", "neovim"])  # UTF-16 and UTF-8 positions
+async def editor(request: pytest.FixtureRequest, lsp_client: LanguageClient):
+    lsp_client.set_configuration({"clperf": {}})
+    result = await lsp_client.initialize_session(
+        types.InitializeParams(capabilities=client_capabilities(request.param)))
+    lsp_client.encoding = result.capabilities.position_encoding or "utf-16"  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+async def test_editor_edit_after_an_emoji_lands_on_the_loop(editor: LanguageClient, tmp_path: Path):
+    path = tmp_path / "k.cl"
+    path.write_text(EMOJI_LOOP, encoding="utf-8")
+    uri = path.as_uri()
+    editor.text_document_did_open(types.DidOpenTextDocumentParams(
+        types.TextDocumentItem(uri=uri, language_id="opencl", version=1, text=EMOJI_LOOP)))
+    loop_line = EMOJI_LOOP.split("\n").index("    /* 😀 é */ for (int k = 0; k < 8; k++)")
+    for _ in range(600):
+        diags = [d for d in editor.diagnostics.get(uri, []) if d.code == "unroll-candidate"
+                 and d.range.start.line == loop_line]
+        if diags:
+            break
+        await asyncio.sleep(0.1)
+    assert diags, editor.diagnostics.get(uri)
+    found = await editor.text_document_code_action_async(types.CodeActionParams(
+        types.TextDocumentIdentifier(uri), diags[0].range, types.CodeActionContext(diagnostics=diags)))
+    by_hand = next(a for a in found or [] if "by hand" in a.title)
+    edits = by_hand.edit.changes[uri]
+    encoding = editor.encoding  # type: ignore[attr-defined]
+    prefix = "    /* 😀 é */ "  # 14 characters; 15 UTF-16 units; 18 UTF-8 bytes
+    start = {"utf-16": 15, "utf-8": 18, "utf-32": 14}[encoding]
+    assert (edits[0].range.start.line, edits[0].range.start.character) == (loop_line, start), encoding
+    fixed = _client_apply(EMOJI_LOOP, edits, encoding)
+    assert prefix + "{ /* clperf: unrolled by 8 by hand" in fixed, fixed
+    path.write_text(fixed, encoding="utf-8")
+    rep = analyze_file(path)
+    assert rep.compiled and not [d for d in rep.diagnostics if d.severity == "error"], rep.diagnostics
+
+
+@pytest.mark.parametrize(("encoding", "units"), [("utf-16", [0, 3, 4, 6, 7]), ("utf-8", [0, 3, 5, 9, 10]),
+                                                ("utf-32", [0, 3, 4, 5, 6])])
+def test_columns_convert_both_ways(encoding: str, units: list[int]):
+    from clperf.server import convert
+
+    u = convert.Units(["a\fb", "ab é😀x\r", "plain"], PositionCodec(encoding))
+    assert [u.to_client(1, c) for c in (0, 3, 4, 5, 6)] == units
+    assert [u.from_client(1, n) for n in units] == [0, 3, 4, 5, 6]
+    assert u.to_client(2, 4) == 4 and u.to_client(7, 3) == 3  # ASCII lines and lines past the end
