@@ -57,10 +57,28 @@ def _meta(directory: str) -> dict[str, Any] | None:
     if not (path.exists() and (Path(directory) / "model.safetensors").exists()):
         return None
     try:
-        return json.loads(path.read_text())
+        return _checked_meta(json.loads(path.read_text()))
     except (OSError, ValueError) as e:
         log.warning("ignoring the learned model in %s: %s", directory, e)
         return None
+
+
+def _checked_meta(meta: Any) -> dict[str, Any]:
+    """``meta.json`` when it has the shape estimates read: ``devices`` an object, each interval two finite
+    numbers (low first); else ValueError naming what is wrong."""
+    if not isinstance(meta, dict) or not isinstance(meta.get("devices"), dict):
+        raise ValueError("meta.json: no object of devices")
+    for name in ("intervals", "roofline_intervals"):
+        table = meta.get(name, {})
+        if not isinstance(table, dict):
+            raise ValueError(f"meta.json: {name} is not an object")
+        for device, q in table.items():
+            if not (isinstance(q, list) and len(q) == 2):
+                raise ValueError(f"meta.json: {name} of {device} is not two numbers")
+            lo, hi = (cache_mod.finite(x, f"meta.json: {name} of {device}") for x in q)
+            if lo > hi:
+                raise ValueError(f"meta.json: {name} of {device} is reversed")
+    return meta
 
 
 def learned_meta() -> dict[str, Any] | None:
@@ -189,9 +207,9 @@ def _learned(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: 
                       scenario.to_json(), device.key, device.peak_bandwidth_gbs, device.peak_gflops,
                       meta.get("name"), version, rl.MODEL_VERSION)
     c = cache_mod.default() if use_cache else None
-    hit = c.get(k) if c is not None else None
-    if isinstance(hit, dict) and "time_ms" in hit:
-        return _from_json(hit, cached=True)
+    hit = c.get(k, _cached_estimate) if c is not None else None
+    if hit is not None:
+        return hit
     model = learned_model()
     out = model.predict_one(kernel, scenario, device, source, base, traffic)
     time_ms = float(out["time_ms"])
@@ -211,13 +229,29 @@ def _bound(out: dict[str, Any]) -> Any:
     return "memory" if out["memory_ms"] >= out["compute_ms"] else "compute"
 
 
-def _from_json(d: dict[str, Any], *, cached: bool) -> Estimate:
-    return Estimate(
-        time_ms=float(d["time_ms"]), cycles=float(d["cycles"]),
-        interval_ms=(float(d["interval_ms"][0]), float(d["interval_ms"][1])),
-        bound=d["bound"], bandwidth_utilization=float(d["bandwidth_utilization"]),
-        model_name=d["model"]["name"], model_version=d["model"]["version"], cached=cached,
-    )
+def _cached_estimate(d: Any) -> Estimate:
+    """A cached estimate, checked (the cache holds data anyone could have written): a finite positive time
+    inside a finite positive interval, cycles and utilisation finite and not negative, a known bound, the
+    model named; else ValueError, TypeError or KeyError, and the cache drops the row."""
+    if not isinstance(d, dict) or not isinstance(d.get("model"), dict):
+        raise TypeError("not an estimate object")
+    time_ms = cache_mod.positive(d["time_ms"], "time_ms")
+    if not (isinstance(d["interval_ms"], list) and len(d["interval_ms"]) == 2):
+        raise ValueError("interval_ms is not two numbers")
+    lo, hi = (cache_mod.positive(x, "interval_ms") for x in d["interval_ms"])
+    if not (lo <= time_ms * (1 + 1e-9) and time_ms <= hi * (1 + 1e-9)):
+        raise ValueError("interval_ms does not hold time_ms")
+    cycles, util = cache_mod.finite(d["cycles"], "cycles"), cache_mod.finite(d["bandwidth_utilization"],
+                                                                              "bandwidth_utilization")
+    if cycles < 0 or util < 0:
+        raise ValueError("negative cycles or bandwidth utilisation")
+    if d["bound"] not in ("memory", "compute", "latency"):
+        raise ValueError(f"unknown bound {d['bound']!r}"[:80])
+    name, version = d["model"]["name"], d["model"]["version"]
+    if not (isinstance(name, str) and isinstance(version, str)):
+        raise TypeError("the model's name and version are not text")
+    return Estimate(time_ms=time_ms, cycles=cycles, interval_ms=(lo, hi), bound=d["bound"],
+                    bandwidth_utilization=util, model_name=name, model_version=version, cached=True)
 
 
 def with_time(est: Estimate, time_ms: float, device: Device) -> Estimate:
