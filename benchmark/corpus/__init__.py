@@ -1,9 +1,11 @@
 """The training corpus: OpenCL kernels written in this project, and a generator of synthetic ones.
 
 Hand-written kernels live in ``families/*.cl``, one file per family (the optimised and unoptimised variants
-of one pattern side by side). Every kernel carries a ``// clperf:`` scenario directive and a
-``// clperf-sweep:`` spec (see ``sweepspec``) right above it, so ``clperf sweep`` can launch it at many
-valid sizes. Families are the unit the evaluator holds out: ``family_of`` maps a file or kernel name to it.
+of one pattern side by side), and in ``large/*.cl``: families whose launches stream 16 MiB to 1 GiB a
+buffer and run for 0.1-100 ms on a GPU (swept on GPUs with ``--max-buffer-mb 1024``). Every kernel
+carries a ``// clperf:`` scenario directive and a ``// clperf-sweep:`` spec (see ``sweepspec``) right above
+it, so ``clperf sweep`` can launch it at many valid sizes. Families are the unit the evaluator holds out:
+``family_of`` maps a file or kernel name to it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from pathlib import Path
 from clperf.benchmark.corpus.sweepspec import SweepSpec, sweep_above
 
 FAMILIES_DIR = Path(__file__).resolve().parent / "families"
+LARGE_DIR = Path(__file__).resolve().parent / "large"
+MAX_BUFFER_BYTES = {FAMILIES_DIR.name: 16 << 20, LARGE_DIR.name: 1 << 30}  # per folder, over a whole sweep
 _GENERATED_NAME = re.compile(r"^gen_([a-z0-9]+)_\d+")
 
 
@@ -34,8 +38,13 @@ class CorpusKernel:
 
 
 def families() -> list[Path]:
-    """The hand-written family files, sorted by name."""
-    return sorted(FAMILIES_DIR.glob("*.cl"))
+    """The hand-written family files: ``families/`` then ``large/``, each sorted by name."""
+    return sorted(FAMILIES_DIR.glob("*.cl")) + sorted(LARGE_DIR.glob("*.cl"))
+
+
+def max_buffer_bytes(path: Path) -> int:
+    """The largest ``__global`` buffer a family file's sweep may ask for."""
+    return MAX_BUFFER_BYTES[path.parent.name]
 
 
 def generated(count: int = 2000, seed: int = 0) -> list[tuple[str, str]]:
@@ -80,7 +89,7 @@ def family_of(path_or_name: str | Path) -> str:
     m = _GENERATED_NAME.match(stem)
     if m:
         return f"gen-{m.group(1)}"
-    if text.endswith(".cl") and (FAMILIES_DIR / f"{stem}.cl").exists():
+    if text.endswith(".cl") and any((d / f"{stem}.cl").exists() for d in (FAMILIES_DIR, LARGE_DIR)):
         return stem
     return _kernel_families().get(stem, "unknown")
 
@@ -105,5 +114,5 @@ def hand_written() -> list[CorpusKernel]:
     return out
 
 
-__all__ = ["CorpusKernel", "FAMILIES_DIR", "families", "family_of", "generated", "hand_written",
-           "kernels_in", "write_generated"]
+__all__ = ["CorpusKernel", "FAMILIES_DIR", "LARGE_DIR", "families", "family_of", "generated", "hand_written",
+           "kernels_in", "max_buffer_bytes", "write_generated"]

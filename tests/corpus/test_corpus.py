@@ -7,7 +7,15 @@ import math
 import re
 
 import pytest
-from clperf.benchmark.corpus import families, family_of, generated, hand_written, kernels_in, write_generated
+from clperf.benchmark.corpus import (
+    families,
+    family_of,
+    generated,
+    hand_written,
+    kernels_in,
+    max_buffer_bytes,
+    write_generated,
+)
 from clperf.benchmark.corpus.check_corpus import compile_error, run_isolated
 from clperf.benchmark.corpus.launch import all_points, corners, front_kernel
 from clperf.benchmark.corpus.sweepspec import parse_sweep
@@ -15,7 +23,7 @@ from clperf.benchmark.corpus.sweepspec import parse_sweep
 from clperf.errors import ScenarioError
 from clperf.scenario import parse_flags, resolve
 
-MAX_BYTES = 16 << 20
+GENERATED_MAX_BYTES = 16 << 20
 MAX_GROUP = 1024
 _KERNEL_WORD = re.compile(r"^\s*(?:__kernel|kernel)\b", re.M)
 
@@ -62,15 +70,17 @@ def test_directive_resolves_and_sweep_names_args(ck):
 
 @pytest.mark.parametrize("ck", HAND + GEN_SAMPLE, ids=_ids(HAND + GEN_SAMPLE))
 def test_every_sweep_point_fits_the_limits(ck):
-    """Over the whole sweep: buffers at most 16 MiB, groups at most 1024 items, the largest global buffer
-    at least 4 KB at the smallest size, and the directive's own local size valid at every point."""
+    """Over the whole sweep: buffers within the folder's limit (16 MiB; 1 GiB for ``large/``), groups at
+    most 1024 items, the largest global buffer at least 4 KB at the smallest size, and the directive's own
+    local size valid at every point."""
+    limit = max_buffer_bytes(ck.path) if ck.path is not None else GENERATED_MAX_BYTES
     fk = front_kernel(ck)
     pointers = [p for p in fk.params if p.pointer and p.address_space != "local"]
     count = 0
     for sc in all_points(ck):
         count += 1
         sizes = [int(sc.args[p.name]) * (p.element_size or 4) for p in pointers]
-        assert max(sizes) <= MAX_BYTES, (sc, sizes)
+        assert max(sizes) <= limit, (sc, sizes)
         assert math.prod(sc.local_size or (1,)) <= MAX_GROUP, sc
     assert count >= 1
     smallest = corners(ck)[0]
