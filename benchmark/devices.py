@@ -3,14 +3,20 @@
 Listing devices is cheap and happens in this process. Peak bandwidth (a float4 copy) and peak single
 precision FLOP rate (8 independent FMA chains per work-item) are measured once in a worker process and
 cached as JSON per device and driver under ``state_dir()/devices/``: a new driver is a new device.
+A cached file is checked when read (its device's key, finite positive peaks): one that is not right is
+ignored with a warning naming it, and measured again where the caller may measure. A state folder that
+cannot be written keeps the peaks just measured for this run, with a warning.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import math
 import re
 from pathlib import Path
+from typing import Any
 
 import pyopencl as cl
 
@@ -18,6 +24,9 @@ from clperf.errors import DeviceError
 from clperf.paths import ensure, state_dir
 from clperf.records import Device
 
+log = logging.getLogger(__name__)
+
+_PEAKS_FILE_LIMIT = 64 * 1024  # bytes: a peaks file is a few hundred
 
 def _kind(t: int) -> str:
     if t & cl.device_type.GPU:
@@ -78,14 +87,51 @@ def cache_path(device: Device) -> Path:
     return state_dir() / "devices" / f"{slug}-{digest}.json"
 
 
-def _cached_peaks(device: Device) -> dict[str, float] | None:
+def _positive(data: dict[str, Any], name: str) -> float:
+    x = data[name]
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x <= 0:
+        raise ValueError(f"{name} is not a finite positive number: {x!r}"[:120])
+    return float(x)
+
+
+def checked_peaks(data: Any, device: Device) -> dict[str, Any]:
+    """The peaks of a cached file's JSON when they are ``device``'s and finite positive numbers (the cache's
+    bandwidth may be absent or null); else ValueError saying what is wrong."""
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    if data.get("key") != device.key:
+        raise ValueError("measured on another device or driver")
     try:
-        data = json.loads(cache_path(device).read_text())
-    except (OSError, ValueError):
+        out: dict[str, Any] = {"peak_bandwidth_gbs": _positive(data, "peak_bandwidth_gbs"),
+               "peak_gflops": _positive(data, "peak_gflops")}
+        if "cache_bandwidth_gbs" in data:
+            cache = data["cache_bandwidth_gbs"]
+            out["cache_bandwidth_gbs"] = _positive(data, "cache_bandwidth_gbs") if cache is not None else None
+    except KeyError as e:
+        raise ValueError(f"no {e.args[0]}") from e
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number")
+
+
+def _cached_peaks(device: Device) -> dict[str, Any] | None:
+    path = cache_path(device)
+    try:
+        if not path.is_file():  # none yet (or a FIFO or folder where the file should be: never read)
+            if path.exists():
+                log.warning("ignoring the device-peak file %s: not a regular file", path)
+            return None
+        with open(path, "rb") as f:
+            raw = f.read(_PEAKS_FILE_LIMIT + 1)
+        if len(raw) > _PEAKS_FILE_LIMIT:
+            raise ValueError(f"larger than {_PEAKS_FILE_LIMIT} bytes")
+        return checked_peaks(json.loads(raw, parse_constant=_no_constant), device)
+    except (OSError, ValueError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        log.warning("ignoring the device-peak file %s: %s", path, reason)
         return None
-    if not isinstance(data, dict) or data.get("key") != device.key:
-        return None
-    return data
 
 
 def measure_peaks(device: Device, timeout_s: float = 300.0) -> Device:
@@ -102,15 +148,22 @@ def measure_peaks(device: Device, timeout_s: float = 300.0) -> Device:
         raise DeviceError(f"measuring {device.name} failed: {reply.get('error')}")
     data = {"key": device.key, "peak_bandwidth_gbs": reply["peak_bandwidth_gbs"],
             "peak_gflops": reply["peak_gflops"], "cache_bandwidth_gbs": reply.get("cache_bandwidth_gbs")}
+    try:
+        checked = checked_peaks(data, device)
+    except ValueError as e:
+        raise DeviceError(f"measuring {device.name} gave no usable peaks: {e}") from e
     path = cache_path(device)
-    ensure(path.parent)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    tmp.replace(path)
-    return _with_peaks(device, data)
+    try:
+        ensure(path.parent)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1))
+        tmp.replace(path)
+    except OSError as e:  # a read-only or full state folder: the peaks serve this run
+        log.warning("device peaks not stored (%s): %s", path, e.strerror or e)
+    return _with_peaks(device, checked)
 
 
-def _with_peaks(device: Device, data: dict[str, float]) -> Device:
+def _with_peaks(device: Device, data: dict[str, Any]) -> Device:
     from dataclasses import replace
 
     cache = data.get("cache_bandwidth_gbs")
