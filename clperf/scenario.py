@@ -179,6 +179,7 @@ MAX_EXPR_CHARS = 200
 MAX_EXPR_NODES = 64
 MAX_MAGNITUDE = 2**63
 MAX_EXPONENT = 64  # with a base of 2**63 at most, the power stays under 4100 bits before it is checked
+MAX_NAME_CHAIN = 32  # arguments defined through arguments: n=m*2, m=k+1, ...
 
 _BINOPS = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
@@ -286,6 +287,8 @@ def resolve(spec: ScenarioSpec, params: Sequence[Param], dims_used: int = 1,
             raise ScenarioError(f"unknown name {name!r} in scenario")
         if name in visiting:
             raise ScenarioError(f"argument {name!r} is defined in terms of itself")
+        if len(visiting) >= MAX_NAME_CHAIN:  # each link nests evaluate() once more
+            raise ScenarioError(f"argument {name!r} is defined through more than {MAX_NAME_CHAIN} others")
         visiting.add(name)
         v = evaluate(spec.args[name], resolve=value_of)
         visiting.discard(name)

@@ -91,6 +91,15 @@ def test_names_cannot_build_a_huge_value_step_by_step() -> None:
     assert "2**63" in str(err)
 
 
+def test_a_long_chain_of_arguments_defined_by_each_other_is_refused() -> None:
+    params = [Param(f"p{i}", "int", "private", False) for i in range(400)]
+    flags = " ".join(f"--arg p{i}=p{i + 1}+1" for i in range(399)) + " --arg p399=1"
+    err = _refused_quickly(resolve, parse_flags(flags), params)
+    assert "more than 32" in str(err)
+    short = " ".join(f"--arg p{i}=p{i + 1}+1" for i in range(31)) + " --arg p31=1"
+    assert resolve(parse_flags(short), params[:32]).args["p0"] == 32
+
+
 def test_expressions_within_the_bounds_still_work() -> None:
     assert evaluate("2**63") == 2**63
     assert evaluate("-(2**63)") == -(2**63)
@@ -228,6 +237,21 @@ async def server(lsp_client: LanguageClient):
         capabilities=client_capabilities("visual-studio-code")))
     yield
     await lsp_client.shutdown_session()
+
+
+def test_a_runaway_default_scenario_setting_falls_back_to_the_defaults() -> None:
+    from clperf.server.engine import Job, analyze
+    from clperf.server.settings import Settings
+
+    h200 = profiles.select_device("h200", discover=False)
+    text = "__kernel void scale(__global float *x, int n) { x[get_global_id(0)] *= n; }\n"
+    start = time.perf_counter()
+    analysis = analyze(Job("file:///d.cl", 1, "", text, Settings(default_scenario="--arg n=4294967295**64"),
+                           h200))
+    assert time.perf_counter() - start < 30
+    problems = [p for p in analysis.problems if p.code == "invalid-scenario"]
+    assert len(problems) == 1 and "2**63" in problems[0].message, analysis.problems
+    assert analysis.kernels["scale"].estimate is not None  # on the documented defaults
 
 
 def test_the_server_gives_no_estimate_for_buffers_the_device_cannot_hold() -> None:
