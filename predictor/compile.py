@@ -208,6 +208,15 @@ def _run_clang(text: str, folder: Path | None, options: list[str], timeout_s: fl
     return CompileResult(proc.stdout.decode("utf-8", "replace"), diags, tuple(cmd))
 
 
+def char_column(lines: list[str], line: int, column: int) -> int:
+    """clang's 1-based column (diagnostics, debug locations) counts bytes of the UTF-8 it was given;
+    records count characters."""
+    if 1 <= line <= len(lines) and not lines[line - 1].isascii():
+        head = lines[line - 1].encode("utf-8", "replace")[:column - 1]
+        return len(head.decode("utf-8", "ignore")) + 1
+    return column
+
+
 def _token_end(lines: list[str], line: int, column: int) -> tuple[int, int]:
     if 1 <= line <= len(lines):
         text = lines[line - 1]
@@ -237,7 +246,8 @@ def parse_diagnostics(stderr: str, text: str) -> tuple[Diagnostic, ...]:
         if sev == "note":
             continue
         if in_main:
-            line, col = int(m.group("line")), int(m.group("col"))
+            line = int(m.group("line"))
+            col = char_column(lines, line, int(m.group("col")))
             message = m.group("msg")
         elif include_line is not None:
             line, col = include_line, 1

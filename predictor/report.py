@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from clperf.predictor import frontend
 from clperf.predictor.analysis.module import analyze_ir, unanalyzed
 from clperf.predictor.analysis.records import Access, KernelReport, LoopInfo, Ops, ParamUse
 from clperf.predictor.buildopts import OptionProblem, gather_build_options
-from clperf.predictor.compile import Diagnostic, compile_source
+from clperf.predictor.compile import Diagnostic, char_column, compile_source
 from clperf.predictor.findings import Finding, find
 
 from clperf import sourcefile
@@ -121,6 +121,17 @@ def analyze_file(path: Path | str, build_options: str = "") -> FileReport:
     return report
 
 
+def _in_characters(k: KernelReport, lines: list[str]) -> KernelReport:
+    """The IR's debug locations count bytes; every column a report hands out counts characters. (Loops
+    already carry the front end's columns, which count characters.)"""
+    return replace(
+        k,
+        accesses=tuple(replace(a, column=char_column(lines, a.line, a.column)) for a in k.accesses),
+        divergent_barriers=tuple((ln, char_column(lines, ln, col), cond)
+                                 for ln, col, cond in k.divergent_barriers),
+    )
+
+
 def _for_analysis(text: str) -> str:
     """The source with ``#pragma unroll`` lines blanked: clang would unroll those loops and the trip
     counts would be lost. The pragma itself is read by the front end; line numbers do not change."""
@@ -206,6 +217,8 @@ def _analyze(text: str, name: str, path: Path | None, options: list[str], fe_ker
         except Exception as e:  # noqa: BLE001 - the boundary: one kernel file must not break the editor
             diags.append(_diag(1, f"analysis failed: {type(e).__name__}: {e}", "analysis"))
             kernels = []
+    if not source.isascii():
+        kernels = [_in_characters(k, source.split("\n")) for k in kernels]
     if not kernels:
         kernels = [unanalyzed(k) for k in fe_kernels]
     if not kernels:

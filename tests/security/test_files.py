@@ -306,3 +306,16 @@ def test_columns_convert_both_ways(encoding: str, units: list[int]):
     assert [u.to_client(1, c) for c in (0, 3, 4, 5, 6)] == units
     assert [u.from_client(1, n) for n in units] == [0, 3, 4, 5, 6]
     assert u.to_client(2, 4) == 4 and u.to_client(7, 3) == 3  # ASCII lines and lines past the end
+
+
+def test_clang_and_ir_columns_count_characters(tmp_path: Path):
+    from clperf.predictor.report import analyze_text
+
+    # clang's columns count UTF-8 bytes: "éé" is 2 characters, 4 bytes
+    rep = analyze_text("kernel void k(global float *a) {\n    /* éé */ a[get_global_id(0)] = BLOCK;\n}\n")
+    (d,) = [d for d in rep.diagnostics if d.severity == "error"]
+    assert (d.line, d.column, d.end_column) == (2, 36, 41), d
+    rep = analyze_text("kernel void k(global float *a, global float *b, int n) {\n"
+                       "    int i = get_global_id(0);\n    /* éé */ b[i] = a[i * n];\n}\n")
+    assert [(a.param, a.column) for a in rep.kernels[0].accesses] == [("b", 14), ("a", 21)]
+    assert [(f.rule, f.column) for f in rep.findings] == [("uncoalesced-access", 21)]
