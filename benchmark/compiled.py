@@ -98,6 +98,7 @@ from clperf.benchmark import core_run
 from clperf.benchmark.runner import benchmark
 from clperf.benchmark.timing import Policy
 
+from clperf import children
 from clperf.records import Device, Scenario
 
 log = logging.getLogger(__name__)
@@ -223,8 +224,14 @@ def _llvm() -> tuple[str, str, str] | None:
 
 
 def _run(*args: str, stdin: str | None = None) -> str:
-    return subprocess.run(list(args), input=stdin, capture_output=True, text=True, timeout=120,
-                          check=True).stdout
+    """An LLVM tool's stdout; raises CalledProcessError when it fails. Its own process group, ended with
+    clperf, and clang's memory limit (``CLPERF_CLANG_MEMORY_MB``)."""
+    proc = children.run(args, input=None if stdin is None else stdin.encode(), timeout_s=120,
+                        memory_bytes=children.clang_memory_bytes())
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, list(args), proc.stdout,
+                                            proc.stderr.decode("utf-8", "replace"))
+    return proc.stdout.decode("utf-8", "replace")
 
 
 def _cost(source: str, kernel: str, scenario: Scenario, device: Device, build_options: str,

@@ -92,6 +92,8 @@ import threading
 import time
 from pathlib import Path
 
+from clperf import children
+
 log = logging.getLogger(__name__)
 
 # disp(base, index, scale), disp alone allowed: 8(%rdi), (%rsi,%rcx,4), .LCPI1_0(%rip), -8(%rsp)
@@ -379,19 +381,20 @@ def _cycles(cc: str, body: list[str], runs: int) -> float | None:
             fp_wide="\n".join(f" vaddps %ymm{8 + k % 8}, %ymm0, %ymm{8 + k % 8}" for k in range(256))))
         exe = folder / "sequence"
         try:
-            built = subprocess.run([cc, "-O2", "-o", str(exe), str(folder / "driver.c"),
-                                    str(folder / "sequence.s")], capture_output=True, text=True, timeout=60)
+            # the compiler and the driver in their own process groups, ended with clperf, bounded in memory
+            memory = children.clang_memory_bytes()
+            built = children.run([cc, "-O2", "-o", str(exe), str(folder / "driver.c"),
+                                  str(folder / "sequence.s")], timeout_s=60, memory_bytes=memory)
             if built.returncode:
-                log.info("not run on the core: %s", built.stderr.strip()[:300])
+                log.info("not run on the core: %s", built.stderr.decode("utf-8", "replace").strip()[:300])
                 return None
             quiet: list[float] = []
             timed: list[float] = []
             for _ in range(MAX_PROCESSES):
-                ran = subprocess.run([str(exe), str(runs), str(CLOCK_RUNS)], capture_output=True, text=True,
-                                     timeout=60)
+                ran = children.run([str(exe), str(runs), str(CLOCK_RUNS)], timeout_s=60, memory_bytes=memory)
                 if ran.returncode:
                     return None
-                cycles, slower, jumps = (float(x) for x in ran.stdout.split())
+                cycles, slower, jumps = (float(x) for x in ran.stdout.decode().split())
                 timed.append(cycles)
                 _fastest_jumps[0] = min(_fastest_jumps[0], jumps)
                 if slower <= QUIET and jumps <= JUMP_SLACK * _fastest_jumps[0]:

@@ -19,6 +19,7 @@ import threading
 import time
 from typing import Any
 
+from clperf import children
 from clperf.errors import DeviceError
 from clperf.records import Device
 
@@ -61,10 +62,13 @@ class Worker:
         env.setdefault("PYTHONUNBUFFERED", "1")
         env["PYTHONSAFEPATH"] = "1"  # a folder named clperf in the current directory must not shadow ours
         env.update(self.extra_env)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "clperf.benchmark.worker"],
+        # its own process group (a terminal's Ctrl-C goes to us, and we end the worker ourselves), killed
+        # when clperf dies; an address-space limit on CPU devices only: a GPU driver maps huge ranges of
+        # virtual addresses it never uses, and the limit would fail its context
+        memory = children.worker_memory_bytes() if self.device.type == "cpu" else None
+        self.proc = children.popen(
+            [sys.executable, "-m", "clperf.benchmark.worker"], memory_bytes=memory,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, env=env,
-            start_new_session=True,  # a terminal's Ctrl-C goes to us, and we end the worker ourselves
         )
         self._buf = b""
         self.send({"op": "open", "device": self.device.to_json()})
@@ -141,17 +145,15 @@ class Worker:
         return " | ".join(lines[-4:])
 
     def kill(self) -> None:
-        """End the worker's whole process group (its own session), also when the worker itself has exited
-        already: the builder processes it started (``worker.Runner.prebuild``) are in that group and would
-        otherwise live on, waiting for work that never comes."""
+        """End the worker's whole process group, also when the worker itself has exited but has not been
+        waited for: the builder processes it started (``worker.Runner.prebuild``) are in that group. Once
+        the worker has been waited for, its pid may belong to another process: the builders then end by
+        their parent-death signal (``children.limit_self``)."""
         if self.proc is None:
             return
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            if self.proc.poll() is None:
-                self.proc.kill()
+        children.kill_group(self.proc)
         self.proc.wait()
+        children.forget(self.proc)
 
     def close(self) -> None:
         """Ask the worker to exit, then make sure it did."""

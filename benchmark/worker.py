@@ -47,6 +47,7 @@ import pyopencl as cl
 from clperf.benchmark.inputs import ArrayCache, BufferPlan, plan_buffers, scalar_value, seed_for
 from clperf.benchmark.timing import Policy, next_batch, should_stop
 
+from clperf import children
 from clperf.errors import ScenarioError
 from clperf.records import Param, Scenario
 
@@ -603,6 +604,8 @@ _BUILDER: tuple[cl.Context, cl.Device] | None = None
 
 def _builder_open(device_json: dict[str, Any]) -> None:
     global _BUILDER
+    # ends with the worker, even when the worker is killed; bounded like the worker on a CPU device
+    children.limit_self(children.worker_memory_bytes() if device_json.get("type") == "cpu" else None)
     dev = _find_device(device_json)
     _BUILDER = (cl.Context([dev]), dev)
 

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from clperf.predictor import features
 
-from clperf import paths
+from clperf import children, paths
 from clperf.errors import InputError
 from clperf.records import Device, Scenario
 
@@ -302,7 +302,7 @@ def _analyze_all(records: list[dict[str, Any]], sources: Sources, progress: bool
     if workers == 1 or len(keys) < 8:
         return {k: _analyze_one(jobs[k]) for k in keys}
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    with ProcessPoolExecutor(workers) as pool:
+    with ProcessPoolExecutor(workers, initializer=children.limit_self) as pool:  # they end with us
         for i, (k, rep) in enumerate(zip(keys, pool.map(_analyze_one, [jobs[k] for k in keys], chunksize=4),
                                          strict=True)):
             out[k] = rep
@@ -617,7 +617,8 @@ def fit_members(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[i
                  seed=seed + i, device_type=device_type, progress=progress and i == 0, threads=threads)
             for i in range(members)]
     # spawn, not fork: CUDA and torch's thread pools do not survive a fork
-    with cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                initializer=children.limit_self) as pool:  # they end with us
         done = list(pool.map(_fit_member, jobs))
     fits = []
     for state, norm, steps, best_val, history in done:

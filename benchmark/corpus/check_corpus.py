@@ -25,6 +25,7 @@ from typing import Any
 from clperf.benchmark.corpus import CorpusKernel, family_of, generated, hand_written, kernels_in
 from clperf.benchmark.corpus.launch import corners, front_kernel
 
+from clperf import children
 from clperf.records import Param, Scenario, split_vector
 
 
@@ -139,11 +140,16 @@ def run_isolated(ck: CorpusKernel, scenarios: list[Scenario], timeout: float,
     req = {"family": ck.family, "name": ck.name, "source": ck.source,
            "scenarios": [s.to_json() for s in scenarios], "platform": "oclgrind" if oclgrind else "portable"}
     try:
-        proc = subprocess.run([sys.executable, "-m", "clperf.benchmark.corpus.check_corpus", "--child"],
-                              input=json.dumps(req), capture_output=True, text=True, timeout=timeout,
-                              env=_oclgrind_env() if oclgrind else None)
+        # its own process group, ended with this process; PoCL and Oclgrind are CPU runtimes, so the
+        # CPU worker's memory limit holds
+        ran = children.run([sys.executable, "-m", "clperf.benchmark.corpus.check_corpus", "--child"],
+                           input=json.dumps(req).encode(), timeout_s=timeout,
+                           env=_oclgrind_env() if oclgrind else None,
+                           memory_bytes=children.worker_memory_bytes())
     except subprocess.TimeoutExpired:
         return f"timeout after {timeout:.0f} s"
+    proc = subprocess.CompletedProcess(ran.args, ran.returncode, ran.stdout.decode("utf-8", "replace"),
+                                       ran.stderr.decode("utf-8", "replace"))
     if oclgrind and _OCLGRIND_UNSUPPORTED.search(proc.stderr):
         return "unsupported by oclgrind: " + _OCLGRIND_UNSUPPORTED.split(proc.stderr, 1)[-1].strip()[:200]
     if proc.returncode != 0:

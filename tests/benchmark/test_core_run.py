@@ -198,15 +198,15 @@ def test_the_driver_times_a_chain_of_taken_jumps_too(monkeypatch: pytest.MonkeyP
     """The real driver prints the body's cycles, how much slower the chains of adds ran than the core's
     width, and the cycles a taken jump of a chain of them took (about 1-1.2 on a quiet core)."""
     printed: list[str] = []
-    run = subprocess.run
+    run = core_run.children.run
 
-    def spy(args: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
-        done = run(args, **kw)  # type: ignore[call-overload]
+    def spy(args: list[str], **kw: object) -> subprocess.CompletedProcess[bytes]:
+        done = run(args, **kw)  # type: ignore[arg-type]
         if str(args[0]).endswith("sequence"):
-            printed.append(done.stdout)
+            printed.append(done.stdout.decode())
         return done
 
-    monkeypatch.setattr(core_run.subprocess, "run", spy)
+    monkeypatch.setattr(core_run.children, "run", spy)
     core_run._cache.clear()
     assert core_run.cycles(["addq $1, %rax"] * 32) is not None
     cycles, slower, jumps = (float(x) for x in printed[0].split())
@@ -224,15 +224,15 @@ def test_a_sequence_costs_the_fastest_of_its_runs_and_busy_runs_ask_for_more(
     outputs = iter(["150.0 1.00 1.10", "90.0 1.00 1.60", "100.0 1.30 1.10", "101.0 1.00 1.12",
                     "100.5 1.01 1.09", "102.0 1.02 1.15", "101.5 1.00 1.10", "103.0 1.00 1.11", "1 1 1"])
     runs: list[str] = []
-    run = subprocess.run
+    run = core_run.children.run
 
-    def driver(args: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+    def driver(args: list[str], **kw: object) -> subprocess.CompletedProcess[bytes]:
         if not str(args[0]).endswith("sequence"):
-            return run(args, **kw)  # type: ignore[call-overload]  # the build is real
+            return run(args, **kw)  # type: ignore[arg-type]  # the build is real
         runs.append(next(outputs))
-        return subprocess.CompletedProcess(args, 0, runs[-1], "")
+        return subprocess.CompletedProcess(args, 0, runs[-1].encode(), b"")
 
-    monkeypatch.setattr(core_run.subprocess, "run", driver)
+    monkeypatch.setattr(core_run.children, "run", driver)
     monkeypatch.setattr(core_run, "BUSY_PAUSE_S", 0.0)
     monkeypatch.setattr(core_run, "_fastest_jumps", [1.08])  # this core's: a jump a cycle and a bit
     # busy: 90 (its jumps), 100 (its adds); quiet: 150, 101, 100.5, which disagree, so three more
