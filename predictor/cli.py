@@ -89,9 +89,9 @@ def run_analyze(ns: argparse.Namespace) -> int:
     from clperf.predictor.report import analyze_file
 
     path: Path = ns.file
-    if not path.is_file():
+    if not path.exists():
         raise InputError(f"{path}: no such file")
-    report = analyze_file(path, ns.build_options)
+    report = analyze_file(path, ns.build_options)  # a FIFO, device or folder: its "io" diagnostic says so
     if ns.json:
         print(json.dumps(report.to_json(), indent=1))
     else:

@@ -61,6 +61,13 @@ def test_fifo_is_refused_at_once(tmp_path: Path, command: list[str]):
     one_clear_line(r, "FIFO", "regular file")
 
 
+def test_analyze_names_the_fifo(tmp_path: Path):
+    fifo = tmp_path / "k.cl"
+    os.mkfifo(fifo)
+    r = clperf("analyze", str(fifo), timeout=20)
+    assert r.returncode == 1 and "is a FIFO, not a regular file" in r.stdout, (r.stdout, r.stderr)
+
+
 def test_fifo_in_analyze_file_is_a_diagnostic(tmp_path: Path):
     fifo = tmp_path / "k.cl"
     os.mkfifo(fifo)
