@@ -11,6 +11,11 @@ NAME=random|zeros|ones|range:LO:HI`` says how a buffer is filled. Expressions us
 names, ``+ - * / // % ** << >>`` and ``min``/``max``; ``--global``/``--local`` take one expression per
 dimension, comma separated.
 
+Anyone can write a directive, so everything is bounded: an expression has at most 200 characters and 64
+terms and no value past 2**63 (a power or shift is checked before it is computed); an integer argument
+must fit its C type (``int`` up to 2147483647); a global size is at most 2**32-1 per dimension and 2**40
+work-items in all, and a local size divides it. ``check_launch`` (predictor) adds the device's limits.
+
 Defaults (each one used is named in ``Scenario.defaulted``): the global size is 1048576 work-items for a
 1-D kernel, 1024x1024 for 2-D and 128x128x64 for 3-D; the local size is left to the runtime (``null``); an
 integer scalar is the global size along dimension 0; a floating-point scalar is 1.5; a ``__global`` or
@@ -211,11 +216,14 @@ def _binop(op: ast.operator, a: int | float, b: int | float, expr: str) -> int |
     if isinstance(op, (ast.LShift, ast.RShift)) and isinstance(b, int) and not 0 <= b < MAX_EXPONENT:
         raise ScenarioError(f"shift by {b} in {_shown(expr)}: shifts go from 0 to {MAX_EXPONENT - 1}")
     try:
-        return fn(a, b)
+        v = fn(a, b)
     except ZeroDivisionError as e:
         raise ScenarioError(f"division by zero in {_shown(expr)}") from e
     except (TypeError, ValueError, OverflowError) as e:  # a float where integers are needed, a float overflow
         raise ScenarioError(f"cannot compute {_shown(expr)}: {e}") from e
+    if not isinstance(v, (int, float)):  # a negative number to a fractional power is complex
+        raise ScenarioError(f"{_shown(expr)} is not a real number")
+    return v
 
 
 def evaluate(expr: str, lookup: Mapping[str, int | float] | None = None,

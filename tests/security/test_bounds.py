@@ -66,6 +66,7 @@ def _refused_quickly(call, *args) -> ScenarioError:
     "0**-1",
     "1.5 & 1",
     "1e308*10",
+    "(-8)**0.5",
 ])
 def test_an_expression_that_would_grow_past_2_63_is_refused(expr: str) -> None:
     err = _refused_quickly(evaluate, expr)
