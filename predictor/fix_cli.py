@@ -4,6 +4,10 @@ Lists the rewrites the rule offers for the kernel (each with its predicted speed
 disabled), then shows the chosen one as a unified diff (default) or writes it into the file (``--apply``).
 ``--rule work-group`` prints the work-group size recommendation and, with ``--apply``, writes it into the
 kernel's ``// clperf:`` directive. Exit status 1 when there is nothing that can be applied.
+
+``--apply`` never loses the file (``clperf.sourcefile``): the change is written in the file's own encoding,
+BOM and line endings, to a temp file in the same folder that is renamed over it, and only if the file
+still holds the bytes that were read; on any failure the original is left as it was.
 """
 
 from __future__ import annotations

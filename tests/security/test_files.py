@@ -132,6 +132,18 @@ def test_utf8_bom_is_kept(tmp_path: Path):
     assert out.replace(b"    " + PRAGMA.encode() + b"\n", b"", 1) == original
 
 
+@pytest.mark.parametrize(("data", "newline", "encoding"), [
+    (b"a\rb\rc\r\n", "\r", "utf-8"), (b"a\r\nb\nc\r\n", "\r\n", "utf-8"), (b"x\xff\n", "\n", "latin-1"),
+    (b"\xef\xbb\xbf\xc3\xa9\r\n", "\r\n", "utf-8")])
+def test_source_round_trips(tmp_path: Path, data: bytes, newline: str, encoding: str):
+    path = tmp_path / "k.cl"
+    path.write_bytes(data)
+    src = read_source(path)
+    assert (src.newline, src.encoding) == (newline, encoding)
+    assert src.encode(src.text) == data.replace(b"b\n", b"b\r\n")  # a lone LF takes the file's style
+    assert src.encode(src.text + "new\n").endswith(newline.encode())
+
+
 def test_file_changed_while_fixing_is_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     path = tmp_path / "k.cl"
     path.write_text(STENCIL)
@@ -177,7 +189,6 @@ def test_write_atomic_keeps_the_mode_and_a_symlink(tmp_path: Path):
     assert sorted(os.listdir(tmp_path)) == ["link.cl", "real.cl"]
 
 
-@pytest.mark.slow
 def test_full_disk_leaves_the_original(tmp_path: Path):
     path = tmp_path / "k.cl"
     path.write_text(STENCIL)
