@@ -1,6 +1,8 @@
 /**
  * Typed view of the `clperf.*` settings. The names mirror the server's (docs/server.md); the server reads
  * them itself through workspace/configuration, the client only needs the interpreter and the device.
+ * `pythonPath`, `cacheDirectory` and `poclCode` are machine settings (package.json): VS Code returns only
+ * the user's (or remote) value, never one from a workspace's settings.
  */
 import * as vscode from "vscode";
 
