@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,8 @@ class Job:
     device: Device | None
     device_problem: str | None = None
     root: str = ""  # the workspace folder holding the file: clperf.toml is looked up no higher
+    # True once this version is superseded (edited, closed): checked between kernels, the rest is skipped
+    cancelled: Callable[[], bool] = field(default=lambda: False, compare=False, repr=False)
 
 
 def source_hash(text: str) -> str:
@@ -189,6 +191,8 @@ def analyze(job: Job) -> Analysis:
     kernels: dict[str, KernelResult] = {}
     refine = False
     for kr in getattr(report, "kernels", ()):
+        if job.cancelled():  # its result would be dropped: free the worker for the newer version
+            break
         fk = parsed.get(kr.name)
         if fk is None:
             continue

@@ -2,9 +2,12 @@
 
 Handlers are thin: find the document, call a feature module's plain logic, convert with ``convert``.
 Each one runs through ``guarded`` so a bug in one feature is logged and answered with an empty result
-instead of killing the server. Nothing here compiles or runs a kernel on the event loop: analyses go to
-the ``Scheduler``'s thread pool, benchmarks to a separate one-thread pool (so a long benchmark never
-delays diagnostics), and only the ``clperf.benchmark`` command ever runs a kernel.
+instead of killing the server, and ``AnsweringProtocol`` answers requests pygls cannot even decode.
+Nothing here compiles or runs a kernel on the event loop: analyses go to the ``Scheduler``'s light and
+heavy lanes, code actions to their own pool (so a slow file never delays another file's diagnostics, nor
+a quick fix), benchmarks to a separate one-thread pool, and only the ``clperf.benchmark`` command ever
+runs a kernel. ``exit`` and the end of stdin end the process at once, whatever the workers are doing:
+``exit_now`` kills clang and every other child, then ``os._exit``.
 """
 
 from __future__ import annotations
@@ -14,22 +17,25 @@ import logging
 import os
 import threading
 import uuid
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
+from typing import Any, BinaryIO, NoReturn
 
+from clperf.predictor.buildopts import workspace_root
 from clperf.server import actions, benchmarking, convert, engine, hints, hover, lenses
-from clperf.server.documents import Documents
-from clperf.server.guard import guarded
+from clperf.server.documents import MAX_PARSED_CHARS, Documents
+from clperf.server.guard import AnsweringProtocol, guarded
 from clperf.server.scheduler import Scheduler
 from clperf.server.settings import SECTION, Settings, parse_settings
 from clperf.server.targets import Targets
-from clperf.server.views import Action
+from clperf.server.views import Action, Problem, Span
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from clperf import __version__
+from clperf.children import terminate_all
 from clperf.errors import ClperfError
 
 log = logging.getLogger("clperf.server")
@@ -38,23 +44,51 @@ CONFIG_TIMEOUT_S = 2.0  # a client that never answers workspace/configuration ge
 # is analysed again every REFINE_S, at most REFINE_TRIES times per version
 REFINE_S = 1.0
 REFINE_TRIES = 30
+# a file with more kernels than this (about a second of estimates each) or more characters goes to the
+# analysis's heavy lane: two such files never take both light threads from every other file
+HEAVY_KERNELS = 8
+HEAVY_CHARS = 100_000
 
 
 class ClperfServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("clperf", __version__,
+        super().__init__("clperf", __version__, protocol_cls=AnsweringProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.settings = Settings()
         self.docs = Documents()
         self.targets = Targets()
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="clperf-analysis")
+        self.heavy_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clperf-analysis-heavy")
+        self.action_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clperf-actions")
         self.bench_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clperf-benchmark")
-        self.scheduler = Scheduler(self.pool, self.snapshot, self.run_job, self.deliver)
+        self.scheduler = Scheduler(self.pool, self.snapshot, self.run_job, self.deliver,
+                                   heavy_pool=self.heavy_pool, heavy=self.heavy)
         self.caps: types.ClientCapabilities | None = None
         self.pending_problems: list[str] = []
         self._parse_timers: dict[str, asyncio.TimerHandle] = {}
         self._refines: dict[str, tuple[int | None, int]] = {}  # uri -> (version, re-analyses so far)
         self.configured = False  # analyses wait for the client's settings (see ``analyze``)
+        self.shutdown_requested = False  # ``exit`` then ends with 0, otherwise 1 (the LSP's rule)
+
+    # --- the end of the process ---------------------------------------------------------------------
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        try:
+            super().start_io(stdin, stdout)
+        finally:  # stdin ended (the editor is gone) or the loop stopped: no waiting for the workers
+            self.exit_now()
+
+    def exit_now(self) -> NoReturn:
+        """End the process now. pygls's own exit raises SystemExit, and the interpreter then joins the
+        worker threads: minutes in a long analysis. Children (clang, benchmark workers) are ended first,
+        as ``os._exit`` skips the atexit hooks that would."""
+        code = 0 if self.shutdown_requested else 1
+        try:
+            log.info("exiting (code %d)", code)
+            terminate_all()
+            for handler in logging.getLogger().handlers:
+                handler.flush()
+        finally:
+            os._exit(code)
 
     # --- capabilities and settings ------------------------------------------------------------------
     def supports(self, *path: str) -> bool:
@@ -110,7 +144,21 @@ class ClperfServer(LanguageServer):
         doc = self.workspace.text_documents.get(uri)
         if doc is None:
             return None
-        return engine.Job(uri, doc.version, to_fs_path(uri) or "", doc.source, self.settings, None)
+        path = to_fs_path(uri) or ""
+        version = doc.version
+
+        def superseded() -> bool:  # from the worker, between kernels: a dict lookup, no lock needed
+            now = self.workspace.text_documents.get(uri)
+            return now is not doc or now.version != version
+
+        folders = [to_fs_path(f.uri) or "" for f in self.workspace.folders.values()]
+        root = workspace_root(path, folders or [self.workspace.root_path or ""])  # clperf.toml no higher
+        return engine.Job(uri, version, path, doc.source, self.settings, None, root=root,
+                          cancelled=superseded)
+
+    def heavy(self, job: engine.Job) -> bool:
+        """Whether the job goes to the heavy lane: many kernels (by the cheap parse) or a large text."""
+        return len(job.text) > HEAVY_CHARS or len(self.docs.state(job.uri).kernels) > HEAVY_KERNELS
 
     def run_job(self, job: engine.Job) -> engine.Analysis:
         """In a worker thread: pick the target device (may wait for discovery), then analyse."""
@@ -143,8 +191,12 @@ class ClperfServer(LanguageServer):
     def publish(self, uri: str, version: int | None) -> None:
         analysis = self.docs.state(uri).analysis
         problems = analysis.problems if analysis is not None and self.settings.features.diagnostics else ()
+        doc = self.document(uri)
+        units = convert.Units.of(doc) if doc is not None else None
+        notes = (large_file_notes(len(doc.source), problems)
+                 if doc is not None and self.settings.features.diagnostics else [])
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=uri, version=version, diagnostics=convert.diagnostics(problems)))
+            uri=uri, version=version, diagnostics=convert.diagnostics([*problems, *notes], units)))
 
     def refresh_views(self) -> None:
         if self.supports("workspace", "code_lens", "refresh_support"):
@@ -173,6 +225,17 @@ class ClperfServer(LanguageServer):
         self._parse_timers[uri] = asyncio.get_running_loop().call_later(delay_s, parse)
 
 
+def large_file_notes(size: int, problems: Sequence[Problem]) -> list[Problem]:
+    """What a file past the cheap parse's limit lacks: lenses, inlay hints and hovers need that parse.
+    Past the analysis's own limit its "file-too-large" notice stands alone (nothing at all is shown)."""
+    if size <= MAX_PARSED_CHARS or any(p.code == "file-too-large" for p in problems):
+        return []
+    return [Problem(Span.at(1, 1, 1), "information",
+                    f"clperf shows no code lenses, inlay hints or hovers for files over "
+                    f"{MAX_PARSED_CHARS // 1000} k characters (this one has {size // 1000} k); "
+                    f"diagnostics and quick fixes still work", code="views-off")]
+
+
 def build_server() -> ClperfServer:
     server = ClperfServer()
     _register_documents(server)
@@ -193,10 +256,19 @@ def _register_documents(server: ClperfServer) -> None:
             settings, ls.pending_problems = parse_settings(opts)
             ls.settings = settings
 
+    @server.feature(types.SHUTDOWN)
+    @guarded("shutdown")
+    def shutdown(ls: ClperfServer, params: None) -> None:
+        ls.shutdown_requested = True
+
+    @server.feature(types.EXIT)
+    def exit_(ls: ClperfServer, params: None) -> None:
+        ls.exit_now()
+
     @server.feature(types.INITIALIZED)
     @guarded("initialized")
     async def initialized(ls: ClperfServer, params: types.InitializedParams) -> None:
-        ls.pool.submit(engine.warm_up)
+        ls.action_pool.submit(engine.warm_up)
         ls.targets.start_discovery()
         for p in ls.pending_problems:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"clperf: {p}"))
@@ -260,7 +332,8 @@ def _register_views(server: ClperfServer) -> None:
             return []
         first, last = params.range.start.line + 1, params.range.end.line + 1
         found = hints.kernel_hints(ls.kernels(doc), ls.docs.state(doc.uri).analysis, doc.lines)
-        return [convert.inlay_hint(h) for h in found if first <= h.line <= last]
+        units = convert.Units.of(doc)
+        return [convert.inlay_hint(h, units) for h in found if first <= h.line <= last]
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded("hover")
@@ -269,10 +342,10 @@ def _register_views(server: ClperfServer) -> None:
         if doc is None or not ls.settings.features.hover:
             return None
         st = ls.docs.state(doc.uri)
-        pos = params.position
+        pos, units = params.position, convert.Units.of(doc)
         found = hover.hover_at(ls.kernels(doc), st.analysis, st.measured, doc.lines, pos.line + 1,
-                               pos.character + 1)
-        return convert.hover(found) if found is not None else None
+                               convert.column(pos, units))
+        return convert.hover(found, units) if found is not None else None
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
@@ -282,7 +355,8 @@ def _register_views(server: ClperfServer) -> None:
         if doc is None:
             return []
         uri, text, path = doc.uri, doc.source, to_fs_path(doc.uri) or ""
-        problems = [convert.problem(d) for d in params.context.diagnostics]
+        units = convert.Units.of(doc)  # the lines the actions' character columns refer to
+        problems = [convert.problem(d, units) for d in params.context.diagnostics]
         kernels, analysis = ls.kernels(doc), ls.docs.state(uri).analysis
 
         scenarios = {n: r.scenario for n, r in analysis.kernels.items() if r.scenario} if analysis else {}
@@ -295,8 +369,8 @@ def _register_views(server: ClperfServer) -> None:
             return found + actions.directive_actions(kernels, analysis, params.range.start.line + 1,
                                                      params.range.end.line + 1)
 
-        found = await asyncio.get_running_loop().run_in_executor(ls.pool, build)
-        return [convert.code_action(a, uri) for a in found]
+        found = await asyncio.get_running_loop().run_in_executor(ls.action_pool, build)
+        return [convert.code_action(a, uri, units) for a in found]
 
 
 def _register_commands(server: ClperfServer) -> None:
