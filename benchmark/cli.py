@@ -169,12 +169,18 @@ def cmd_bench(ns: argparse.Namespace) -> int:
                   cancel=threading.Event())
     if progress:
         progress.done()
+    not_stored = None
     if m.status == "ok" and not ns.no_store:
-        store.record(m)
+        try:
+            store.record(m)
+        except store.NotStored as e:  # the measurement is still shown: a run is never thrown away
+            not_stored = str(e)
     if ns.json:
         print(json.dumps(m.to_json(), indent=1))
     else:
         print(format_measurement(m))
+    if not_stored:
+        print(f"clperf: measurement not stored: {not_stored}", file=sys.stderr)
     return 0 if m.status == "ok" else EXIT_FAILED
 
 

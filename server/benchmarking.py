@@ -31,13 +31,14 @@ Progress = Callable[[float, str], None]  # (fraction of all work done, message)
 class Outcome:
     kernel: str
     measured: Measured
+    not_stored: str | None = None  # why the measurement is not in the store (None: stored, or not ok)
 
     def to_json(self) -> dict[str, object]:
         m = self.measured.measurement
         est = self.measured.estimate
         return {"kernel": self.kernel, "status": m.status, "error": m.error, "median_ms": m.median_ms,
                 "repetitions": m.repetitions, "device": m.device.name,
-                "estimate_ms": est.time_ms if est is not None else None}
+                "estimate_ms": est.time_ms if est is not None else None, "not_stored": self.not_stored}
 
 
 def pick_kernels(kernels: Sequence[frontend.Kernel], name: str | None,
@@ -103,17 +104,22 @@ def run(text: str, path: str, kernels: Sequence[frontend.Kernel], device: Device
         m = benchmark(text, k.name, scenario, device, file=path, build_options=settings.build_options,
                       policy=policy, timeout_s=timeout_s, on_progress=progress, cancel=cancel)
         est = _estimate_on(text, path, k.name, settings, device, scenario) if m.status == "ok" else None
-        _store(m)
-        outcomes.append(Outcome(k.name, Measured(m, est, kernel_text(lines, k))))
+        not_stored = _store(m)
+        if not_stored:
+            progress(1.0, f"measurement not stored: {not_stored}")
+        outcomes.append(Outcome(k.name, Measured(m, est, kernel_text(lines, k)), not_stored))
     return outcomes
 
 
-def _store(m: Measurement) -> None:
+def _store(m: Measurement) -> str | None:
+    """Store a successful measurement; the reason when it could not be (the result is kept and shown)."""
     if m.status != "ok":
-        return
-    try:
-        from clperf.benchmark import store
+        return None
+    from clperf.benchmark import store
 
+    try:
         store.record(m)
-    except Exception:  # a full disk must not lose the result the user is looking at
-        log.warning("could not store the measurement of %s", m.kernel, exc_info=True)
+    except store.NotStored as e:  # a read-only or full state folder must not lose the result on screen
+        log.warning("measurement not stored: %s", e)
+        return str(e)
+    return None

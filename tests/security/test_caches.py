@@ -21,7 +21,6 @@ from typing import Any
 
 import diskcache
 import pytest
-
 from clperf.predictor import cache as cache_mod
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,7 +30,8 @@ PREDICT = ["predict", str(KERNEL), "--kernel", "vadd", "--device", "h200", "--ar
 MODE_TEXT = 3  # diskcache.core.MODE_TEXT: the value lives in the file the row names
 
 
-def clperf(args: list[str], home: Path | str, cache_dir: Path | None = None) -> subprocess.CompletedProcess[str]:
+def clperf(args: list[str], home: Path | str,
+           cache_dir: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CLPERF_HOME": str(home)}
     env.pop("CLPERF_DEBUG", None)
     if cache_dir is not None:
@@ -71,8 +71,9 @@ def plant(cache_dir: Path, key: str, *, filename: str | None, value: str | None 
 @pytest.fixture
 def victims(tmp_path: Path) -> dict[str, Path]:
     """Files and folders of the user's, outside the cache, that a planted row names."""
-    out = {"file": tmp_path / "victim.txt", "folder": tmp_path / "victim_dir", "empty": tmp_path / "empty_dir",
-           "linked": tmp_path / "linked_dir", "sibling": tmp_path / "sibling.txt"}
+    out = {"file": tmp_path / "victim.txt", "folder": tmp_path / "victim_dir",
+           "empty": tmp_path / "empty_dir", "linked": tmp_path / "linked_dir",
+           "sibling": tmp_path / "sibling.txt"}
     out["file"].write_text("precious")
     out["folder"].mkdir()
     (out["folder"] / "only.txt").write_text("precious")  # removing it would also remove the folder
@@ -108,7 +109,7 @@ def home(tmp_path_factory: pytest.TempPathFactory, pocl: Any) -> Path:
 
 @pytest.fixture(scope="module")
 def warm_cache(tmp_path_factory: pytest.TempPathFactory, home: Path) -> tuple[Path, dict[str, Any]]:
-    """A cache holding the learned model's estimate of PoCL-free vadd on the H200 profile, and the estimate."""
+    """A cache holding the learned model's estimate of vadd on the H200 profile, and that estimate."""
     d = tmp_path_factory.mktemp("warm") / "cache"
     first = predicted(home, d)
     assert not first["cached"] and first["model"]["name"] != "roofline"
@@ -208,8 +209,8 @@ def test_a_malformed_row_is_recomputed_with_one_warning(tmp_path: Path, home: Pa
     assert predicted(home, d)["cached"]  # the bad row was replaced: the cache still works
 
 
-def test_a_pickled_or_file_row_is_a_miss_and_only_its_database_row_goes(tmp_path: Path,
-                                                                        caplog: pytest.LogCaptureFixture) -> None:
+def test_a_pickled_or_file_row_is_a_miss_and_only_its_database_row_goes(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     d = tmp_path / "cache"
     (tmp_path / "kept.json").write_text('{"time_ms": 1.0}')
     plant(d, "file", filename=str(tmp_path / "kept.json"), expired=False)
@@ -300,8 +301,9 @@ def test_invalid_measurement_lines_are_skipped_with_a_warning_naming_the_store(
 
     monkeypatch.setenv("CLPERF_HOME", str(tmp_path))
     good = _stored_line()
-    bad = [_stored_line(median_ms="fast"), _stored_line(median_ms=float("nan")), _stored_line(times_ms=[-1.0]),
-           _stored_line(timestamp=5), _stored_line(status="pwned"), _stored_line(scenario="x"), "[1]\n"]
+    bad = [_stored_line(median_ms="fast"), _stored_line(median_ms=float("nan")),
+           _stored_line(times_ms=[-1.0]), _stored_line(timestamp=5),
+           _stored_line(status="pwned"), _stored_line(scenario="x"), "[1]\n"]
     store.store_path().write_text(good + "".join(bad) + good)
     with caplog.at_level(logging.WARNING, logger="clperf.benchmark.store"):
         assert len(store.load()) == 2
@@ -328,12 +330,16 @@ def _unwritable(tmp_path: Path, how: str) -> Path:
         home.write_text("not a folder")
         return home
     home = tmp_path / "home"
+    if how == "disk is full":
+        home.mkdir()
+        (home / "measurements.jsonl").symlink_to("/dev/full")  # every write fails with ENOSPC
+        return home
     (home / "measurements.jsonl").mkdir(parents=True)  # the store's file is a folder
     return home
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["home is a file", "store is a folder"])
+@pytest.mark.parametrize("how", ["home is a file", "store is a folder", "disk is full"])
 def test_bench_with_an_unwritable_state_folder_prints_its_measurement(tmp_path: Path, how: str) -> None:
     home = _unwritable(tmp_path, how)
     proc = clperf(["bench", str(KERNEL), "--kernel", "vadd", "--device", "pocl", "--arg", "n=2048",
