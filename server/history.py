@@ -1,7 +1,8 @@
 """Past measurements of a kernel from the measurement store, for "last measured" in hovers and lenses.
 
 The store is an append-only JSON-lines file; it is re-read only when it changed (size and mtime), in the
-analysis thread, so a long history costs one read per change, not one per save.
+analysis thread, so a long history costs one read per change, not one per save. ``store.load`` checks each
+line (an invalid one is skipped with a warning), so what a hover shows is a real, finite measurement.
 """
 
 from __future__ import annotations
@@ -34,6 +35,6 @@ def last_measured(kernel: str, source_hash: str) -> Measurement | None:
                         latest[(m.kernel, m.source_hash)] = m
                 _latest, _seen = latest, key
             return _latest.get((kernel, source_hash))
-    except Exception:  # history is a nicety: an unreadable store must not cost the analysis
-        log.warning("cannot read the measurement store", exc_info=True)
+    except Exception as e:  # history is a nicety: an unreadable store must not cost the analysis
+        log.warning("cannot read the measurement store: %s: %s", type(e).__name__, e)
         return None

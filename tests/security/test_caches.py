@@ -239,6 +239,28 @@ def test_a_getter_validates_the_shape_it_needs(tmp_path: Path) -> None:
     assert c.get("k", positive_cycles) == 2.5
 
 
+def test_settings_planted_in_the_cache_database_are_not_applied(tmp_path: Path,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    d = tmp_path / "cache"
+    diskcache.Cache(str(d)).close()
+    con = sqlite3.connect(d / "cache.db")  # diskcache applies what its Settings table holds when it opens
+    con.executemany("INSERT OR REPLACE INTO Settings VALUES (?, ?)",
+                    [("eviction_policy", "bogus"), ("disk_min_file_size", 0), ("sqlite_cell_size_check", 1)])
+    con.commit()
+    con.close()
+    c = cache_mod.JsonCache(d)
+    with caplog.at_level(logging.WARNING, logger="clperf.predictor.cache"):
+        c.set("k", {"time_ms": 1.0})
+        assert c.get("k") == {"time_ms": 1.0} and c.enabled
+    c.close()
+    assert all(filename is None for _k, _m, filename, _v in rows(d))  # the value stayed in its row
+    con = sqlite3.connect(d / "cache.db")
+    settings = dict(con.execute("SELECT key, value FROM Settings").fetchall())
+    con.close()
+    assert settings["eviction_policy"] == "least-recently-stored" and "sqlite_cell_size_check" not in settings
+    assert any("unknown settings" in r.message for r in caplog.records)
+
+
 # --- device peaks ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("peaks", [
