@@ -64,7 +64,8 @@ class Worker:
         env.update(self.extra_env)
         # its own process group (a terminal's Ctrl-C goes to us, and we end the worker ourselves), killed
         # when clperf dies; an address-space limit on CPU devices only: a GPU driver maps huge ranges of
-        # virtual addresses it never uses, and the limit would fail its context
+        # virtual addresses it never uses (under an 8 GiB limit NVIDIA's platform is not even found on an
+        # H200: PLATFORM_NOT_FOUND_KHR)
         memory = children.worker_memory_bytes() if self.device.type == "cpu" else None
         self.proc = children.popen(
             [sys.executable, "-m", "clperf.benchmark.worker"], memory_bytes=memory,
