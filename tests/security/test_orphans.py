@@ -13,6 +13,7 @@ CLI is gone, and killed by the test in any case. Zombies count as gone (this mac
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -20,7 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import pytest
@@ -87,12 +88,12 @@ def _alive(proc: Proc) -> bool:
     return st is not None and st[3] == proc[1] and st[2] not in "ZX"
 
 
-class Cli:
-    """``python -m clperf ARGS`` in a new session, with every process it starts recorded."""
+class Tracked:
+    """``argv`` (a clperf command) in a new session, with every process it starts recorded."""
 
-    def __init__(self, args: list[str], env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "clperf", *args], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=env, start_new_session=True)
+    def __init__(self, argv: list[str], env: dict[str, str], stdin: int | None = None) -> None:
+        self.proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=env, start_new_session=True)
         self.seen: set[Proc] = set()
 
     def watch(self) -> set[Proc]:
@@ -134,12 +135,16 @@ class Cli:
 
 
 @contextmanager
-def cli(*args: str, **env: str) -> Iterator[Cli]:
-    c = Cli(list(args), {**os.environ, "PYTHONSAFEPATH": "1", **env})
+def tracked(argv: list[str], stdin: int | None = None) -> Iterator[Tracked]:
+    c = Tracked(argv, {**os.environ, "PYTHONSAFEPATH": "1"}, stdin)
     try:
         yield c
     finally:
         c.cleanup()
+
+
+def cli(*args: str) -> AbstractContextManager[Tracked]:
+    return tracked([sys.executable, "-m", "clperf", *args])
 
 
 def _is_clang(p: Proc) -> bool:
@@ -170,7 +175,7 @@ def _named(left: set[Proc]) -> list[str]:
     return [f"{pid}: {_cmdline(pid)[:120]}" for pid, _ in sorted(left)]
 
 
-def _one_line_for(c: Cli, sig: int) -> None:
+def _one_line_for(c: Tracked, sig: int) -> None:
     """clperf ended with 128 + the signal and one line on stderr, no traceback."""
     err = c.proc.stderr.read().decode() if c.proc.stderr else ""
     assert c.proc.returncode == 128 + sig, (c.proc.returncode, err)
@@ -221,6 +226,33 @@ def test_tiny_clang_memory_limit_is_a_diagnostic() -> None:
                        text=True, timeout=60, env={**os.environ, "CLPERF_CLANG_MEMORY_MB": "64"})
     assert "clang ran out of its memory limit (64 MiB" in r.stdout, (r.returncode, r.stdout, r.stderr)
     assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
+
+
+def _lsp(msg: dict[str, object]) -> bytes:
+    body = json.dumps(msg).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_killed_language_server_leaves_no_clang(bomb: Path, sig: int) -> None:
+    """The editor's server (``python -P -m clperf.server``) analyses on didOpen, clang running from one of
+    its analysis threads; the editor dies, or kills it: clang goes too."""
+    with tracked([sys.executable, "-P", "-m", "clperf.server", "--stdio"], stdin=subprocess.PIPE) as c:
+        stdin = c.proc.stdin
+        assert stdin is not None
+        for msg in ({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                     "params": {"processId": None, "rootUri": bomb.parent.as_uri(), "capabilities": {}}},
+                    {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+                    {"jsonrpc": "2.0", "method": "textDocument/didOpen",
+                     "params": {"textDocument": {"uri": bomb.as_uri(), "languageId": "opencl", "version": 1,
+                                                 "text": bomb.read_text()}}}):
+            stdin.write(_lsp(msg))
+        stdin.flush()
+        c.wait_for("clang", _is_clang)
+        time.sleep(0.5)
+        left = c.left_after(sig)
+        assert not left, f"left behind after {signal.Signals(sig).name}: {_named(left)}"
 
 
 # ---- benchmark worker ---------------------------------------------------------------------------------
