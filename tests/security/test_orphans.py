@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
@@ -228,7 +228,7 @@ def test_tiny_clang_memory_limit_is_a_diagnostic() -> None:
     assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
 
 
-def _lsp(msg: dict[str, object]) -> bytes:
+def _lsp(msg: Mapping[str, object]) -> bytes:
     body = json.dumps(msg).encode()
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
