@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 
 from clperf.benchmark.isolation import Worker, WorkerGone
 from clperf.benchmark.timing import Policy, summarize
+from clperf.predictor.buildopts import check_options
 
 from clperf import __version__
 from clperf.errors import ClperfError, ScenarioError
@@ -133,6 +134,7 @@ def benchmark(
                                 device=device, status=status, error=error, times_ms=times, checked=checked)
 
     try:
+        check_options(options, "this run", None)  # the runtime gets no option clang would refuse
         params, dims_used = kernel_params(source, kernel)
     except ClperfError as e:
         return result("build-error", str(e), scenario if isinstance(scenario, Scenario) else empty)

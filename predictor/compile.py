@@ -115,6 +115,7 @@ def clang_command(options: list[str], folder: Path | None) -> list[str]:
     cmd = [
         find_clang(),
         "--no-default-config",  # no clang.cfg beside the binary or in a config folder adds options
+        "-fno-crash-diagnostics",  # a crashing clang writes no reproducer files
         "-x",
         "cl",
         "-Xclang",

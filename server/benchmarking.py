@@ -52,7 +52,7 @@ def pick_kernels(kernels: Sequence[frontend.Kernel], name: str | None,
     return list(kernels)
 
 
-def _estimate_on(text: str, path: str, kernel: str, settings: Settings, device: Device,
+def _estimate_on(text: str, path: str, kernel: str, settings: Settings, options: str, device: Device,
                  scenario: object) -> Estimate | None:
     from clperf.predictor.estimate import estimate
     from clperf.predictor.report import analyze_text
@@ -62,7 +62,7 @@ def _estimate_on(text: str, path: str, kernel: str, settings: Settings, device: 
         kr = next((k for k in report.kernels if k.name == kernel), None)
         if kr is None:
             return None
-        return estimate(kr, scenario, device, source=text, build_options=settings.build_options,
+        return estimate(kr, scenario, device, source=text, build_options=options,
                         count_code=settings.pocl_code)
     except (ClperfError, ImportError) as e:
         log.info("no estimate of %s on %s: %s", kernel, device.name, e)
@@ -86,9 +86,13 @@ def _with_peaks(device: Device, on_progress: Progress) -> Device:
 
 def run(text: str, path: str, kernels: Sequence[frontend.Kernel], device: Device, settings: Settings, *,
         policy_name: str, timeout_s: float, on_progress: Progress, cancel: threading.Event) -> list[Outcome]:
-    from clperf.benchmark.runner import benchmark
+    from clperf.benchmark.runner import benchmark, options_text
     from clperf.benchmark.timing import Policy
+    from clperf.predictor.buildopts import gather_build_options
 
+    # what the analysis compiled: clperf.toml, the file's directives and the setting, refused ones left out
+    options = options_text(gather_build_options(Path(path) if path else None, text, settings.build_options,
+                                                extra_source="the clperf.buildOptions setting").options)
     device = _with_peaks(device, on_progress)
     policy = Policy.named(policy_name)
     outcomes: list[Outcome] = []
@@ -101,9 +105,10 @@ def run(text: str, path: str, kernels: Sequence[frontend.Kernel], device: Device
         def progress(fraction: float, message: str, i: int = i, name: str = k.name) -> None:
             on_progress((i + fraction) / len(kernels), f"{name}: {message}")
 
-        m = benchmark(text, k.name, scenario, device, file=path, build_options=settings.build_options,
+        m = benchmark(text, k.name, scenario, device, file=path, build_options=options,
                       policy=policy, timeout_s=timeout_s, on_progress=progress, cancel=cancel)
-        est = _estimate_on(text, path, k.name, settings, device, scenario) if m.status == "ok" else None
+        est = _estimate_on(text, path, k.name, settings, options, device, scenario) if m.status == "ok" \
+            else None
         not_stored = _store(m)
         if not_stored:
             progress(1.0, f"measurement not stored: {not_stored}")

@@ -322,3 +322,22 @@ async def test_server_refuses_the_setting_and_stays_in_the_workspace(server: Lan
     (d,) = refused(server, uri)
     assert d.range.start.line == 0 and "clperf.buildOptions" in d.message
     assert [x for x in server.diagnostics[uri] if x.code != "build-options"] == []  # the toml was not read
+
+
+@pytest.mark.parametrize("attack", ["fplugin", "fpass-plugin", "config"])
+def test_a_benchmark_hands_the_runtime_no_refused_option(attack: str, evil: Evil, tmp_path: Path) -> None:
+    """The OpenCL runtime's own compiler gets the same allow-list: a benchmark given the attack's options
+    (from the server's setting, a sweep's file) ends as a build error naming the option, and runs nothing."""
+    pytest.importorskip("pyopencl")
+    from clperf.benchmark.devices import discover
+    from clperf.benchmark.runner import benchmark
+    from clperf.scenario import parse_flags
+
+    device = next((d for d in discover(measure=False) if d.type == "cpu"), None)
+    if device is None:
+        pytest.skip("no CPU OpenCL device")
+    m = benchmark(KERNEL, "k", parse_flags("--global 64 --arg a=64"), device,
+                  build_options=evil.options(attack, tmp_path), timeout_s=60)
+    assert m.status == "build-error"
+    assert evil.named(attack) in (m.error or "")
+    assert not evil.ran()
