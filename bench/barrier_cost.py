@@ -11,7 +11,7 @@ A CPU runtime also hands each work-group to one of its threads, which calls the 
 function for it, at a cost whatever the group's size: one kernel (each work-item stores its index) is timed
 with work-groups of 16 and of 1024 work-items in alternating rounds, the same work-items either way; the
 extra time over the extra work-groups is the wall time one work-group adds (``group_ns``; the runtime's
-threads share the groups). The rewrite speedup model does not use it (docs/rewrites.md, session 13).
+threads share the groups). The rewrite speedup model does not use it (docs/design-decisions.md).
 
     .venv/bin/python bench/barrier_cost.py --device pocl [--items 1048576] [--rounds 5]
 """

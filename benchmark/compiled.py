@@ -1,77 +1,30 @@
 """What PoCL makes of a kernel, and what that code costs on this CPU.
 
 PoCL turns a kernel into a work-group function: a loop over the work-items of each region between
-barriers, vectorised by LLVM where it can (masked loads and stores for a guard, scalar code where a loop
-is left inside), loops unswitched into several copies, values live across a barrier kept in per-work-item
-arrays. None of that can be read from the kernel's own IR, and it decides a CPU kernel's speed by up to
-the SIMD width. So on the local PoCL device the rewrite speedup model (``predictor/rewrites/
-speedup_model.py``) costs PoCL's own code, in three steps:
+barriers, vectorised by LLVM where it can, loops unswitched, values live across a barrier kept in
+per-work-item arrays. None of that can be read from the kernel's own IR, and it decides a CPU kernel's
+speed by up to the SIMD width. So on the local PoCL device the rewrite speedup model
+(``predictor/rewrites/speedup_model.py``) costs PoCL's own code, in three steps:
 
 1. **Build.** The kernel is launched at the scenario's sizes in an isolated worker with a private PoCL
-   cache (``POCL_CACHE_DIR``, temporary files kept); the worker is stopped as soon as PoCL has written
-   the work-group function (``<kernel>.so``) next to its final IR (``parallel.bc``).
-2. **Count.** A copy of that IR gets a counter in every basic block of every function (the work-group
-   functions and the library functions they call: ``instrument``) and is compiled by PoCL's LLVM
-   (``llc-15``, for the CPU PoCL targets) into the object PoCL loads from its cache; the scenario then
-   runs once on one PoCL thread. The counters, written when the worker exits, say how often each block
-   ran with the scenario's own sizes and data: trip counts, guards, which unswitched copy of a loop,
-   remainder loops, calls. Nothing is timed.
+   cache (``POCL_CACHE_DIR``); the worker stops once PoCL has written the work-group function next to
+   its final IR (``parallel.bc``).
+2. **Count.** A copy of that IR gets a counter in every basic block (``instrument``), is compiled by
+   PoCL's LLVM (``llc-15``) into the object PoCL loads, and the scenario runs once on one PoCL thread:
+   the counts give every trip count, guard and unswitched copy with the scenario's own sizes and data.
 3. **Cost.** ``llc-15`` compiles the unmodified IR to assembly whose comments name each machine block's
-   IR block and loop nest (``blocks``). ``K`` passes of each loop body, every block and inner loop
-   repeated as often as the counts say, form one straight sequence, so that successive work-items
-   overlap as they do in the kernel. It is run on this machine's cores and timed in core cycles
-   (``core_run``: every jump goes to the next instruction, taken as often as the counts say it was:
-   ``pass_cycles``); ``llvm-mca`` (LLVM's scheduling model of the host CPU, ``-mcpu=native``, which
-   leaves the jumps out) costs it where the core cannot run it (another architecture, no C compiler,
-   an atomic or string instruction). A loop
-   whose passes are too long for that is costed without its inner loops, which are costed on their own.
-   The cycles of the launch are the sum over loops of passes / K x the cycles of K passes
-   (``launch_cycles``), in the work-group function and in every function it called. A pass costs at
-   least one cycle per jump it takes (``TAKEN_CYCLES``: the front end follows one taken branch per
-   cycle), which bounds small loops of a few instructions, at least ``LOCKED_CYCLES`` per atomic
-   read-modify-write (``lock``-prefixed: llvm-mca costs them at 3-5 cycles) and at least the divider's
-   cycles for its integer divisions (``DIVIDE_CYCLES``). Cache misses are not in llvm-mca's cycles; the
-   speedup model bounds them by L1 refills (``conflict_misses``, ``L1_FILL_CYCLES``: reads down a column
-   of a matrix whose pitch is a power of two). The contention of two cores updating one cache line is
-   not modelled.
-
-Where llvm-mca costs the passes, four facts of this CPU (AMD Zen 3, and the same on Zen 4) that its model
-gets wrong are measured by ``bench/cpu_core_facts.py`` and corrected (the core's own run has them right;
-the division's multiplies and the divider's bound apply to both): one taken branch per core cycle; 8
-cycles per atomic read-modify-write; an integer division in 4 (8 and 16 bits), 6 (32) or 7 (64) cycles,
-one at a time, where
-llvm-mca says 10-17 (index arithmetic with ``%`` or ``/`` by a run-time value, common in kernels, was
-costed at twice its time): llvm-mca is given two multiplies in its place, which keep its dependencies, and
-a pass costs at least the divider's cycles (``DIVIDE_CYCLES``); and an element insert from memory
-(``vpinsrd``/``vpinsrq``: how LLVM gathers a strided read across work-items) that llvm-mca costs at 1.5
-cycles of throughput where the core needs 0.5, like a blend from memory (``vpblendd``), which llvm-mca
-costs right and which takes its place in llvm-mca's input (``for_mca``).
-
-A fifth is a masked store (``vmaskmovps``, ``vpmaskmovd`` to memory: how LLVM vectorises a store under a
-guard). llvm-mca has its own time right (12 cycles for 8 lanes, 6 for 4) but runs the rest of the pass
-beside it, where the core, which builds it from microcode, runs little else meanwhile: one store and 20
-vector adds take 15 cycles and one store, 5 loads and 20 adds 17.4, where llvm-mca says 12. So a pass
-with masked stores costs at least llvm-mca's cycles for the rest of the pass plus its cycles for the
-stores alone (``mca``). On the 94 corpus kernels (session 10's times) this took the median |log
-predicted/measured| from 0.230 to 0.185; stencils with a bounds guard (``vblur``, ``box3``, ``blur5``)
-had been costed at 0.67-0.78 of their time.
-
-Gathers and scatters are the sixth and seventh (AVX2's ``vpgatherdd``; AVX-512's ``vpgatherqd``,
-``vscatterqps`` ... ``{%k1}``: how LLVM vectorises a read or a write at a computed or strided index across
-work-items when PoCL targets an AVX-512 CPU, as it does on Zen 4, which it takes for a ``skylake-avx512``).
-llvm-mca costs one at about a cycle of throughput whatever its width; Zen 4 builds it from microcode, one
-element after another: 1.05-1.25 cycles an element for a gather (8 ints in 8.4-9.9 cycles, 16 in 17.1),
-1.5-1.9 for a scatter, and the rest of the pass waits (4 gathers and 40 vector adds: 46 cycles, the
-gathers alone 39). So they are costed like the masked stores, apart from the rest of the pass, at
-``ELEMENT_CYCLES`` per element. On this Zen 4, the unrolled ``rowsum10`` (10 gathers per 8 work-items) went
-from 3.6x faster than its original in llvm-mca to 0.46x (measured 0.43-0.44x) and the 93 corpus kernels'
-median |log predicted/measured| from 0.365 to 0.288 (with the traffic change of ``speedup_model``).
+   IR block and loop (``blocks``). K passes of each loop body, blocks repeated as the counts say, form one
+   straight sequence, run on this machine's cores (``core_run``) or, where it cannot run there, costed by
+   ``llvm-mca`` (``for_mca`` corrects the facts of the host CPU its model gets wrong, measured by
+   ``bench/cpu_core_facts.py``). A pass costs at least its taken jumps (``TAKEN_CYCLES``), its atomics
+   (``LOCKED_CYCLES``) and its divisions (``DIVIDE_CYCLES``); masked stores, gathers and scatters are
+   added by their elements (``ELEMENT_CYCLES``). The launch's cycles are the sum over loops of
+   passes / K x the cycles of K passes (``launch_cycles``).
 
 Only PoCL keeps its binaries where they can be read, so other devices get None, as do kernels whose code
-could not be built, counted (a crash, a timeout: the scenario runs once more, on one thread) or costed
-(no ``llc-15``, ``llvm-dis-15``, ``clang-15`` or ``llvm-mca``): the model then keeps its reading of the IR.
-About 2-3 s per version, cached per process (``speedup_model.cpu_code`` keeps it on disk too,
-keyed with ``COST_VERSION``).
+could not be built, counted or costed: the model then keeps its reading of the IR. About 2-3 s per
+version, cached per process (``speedup_model.cpu_code`` keeps it on disk too, keyed with
+``COST_VERSION``). Why each rule, with its measurements: docs/design-decisions.md.
 """
 
 from __future__ import annotations

@@ -1,82 +1,25 @@
 """The cycles of a straight run of PoCL's instructions on this machine's own cores.
 
-``compiled.launch_cycles`` costs K passes of each loop's body, laid out as one straight sequence of
-instructions. Until session 13 llvm-mca alone costed them, from its scheduling model of the CPU, which is
-measured wrong in places that decide unroll gains. On the AMD Zen 4 this was measured on
-(``bench/cpu_core_facts.py``), llvm-mca runs scalar FMAs at one a cycle (the core: two), charges a read
-folded into arithmetic its whole load latency on the register chain (``addl (%rsi), %eax``: 5 cycles a
-pass where the core takes 2), and an int-to-float conversion a cycle where the core, with FMAs beside it,
-takes nearly two. ``unroll_outside_counter``'s loop of a conversion, a multiply and an FMA was costed
-1.13x faster unrolled; it is 1.76x, and 1.80x in this run's cycles.
+``compiled.launch_cycles`` costs K passes of each loop's body laid out as one straight sequence of
+instructions. This module runs that sequence as it is: assembled into a function that repeats it
+(``ASM``), timed by a small C driver in turn with a chain of dependent adds (one a cycle on every x86-64
+core), so that the ratio is the core's cycles whatever its clock. llvm-mca's scheduling model is wrong in
+places that decide unroll gains (scalar FMAs, reads folded into arithmetic, conversions); the core is not.
 
-So the sequence is run here, as it is: assembled into a function that repeats it (``ASM``), timed by a small
-C driver in turn with a chain of dependent adds (one a cycle on every x86-64 core), the best of 7 runs of
-each: their ratio is the core's cycles, whatever its clock. A virtual machine's core shares its host's core
-with a neighbour, which can take the units a sequence needs for all of one process's runs (4 chains of
-integer adds measured at up to 1.6x their time for seconds at a time) without slowing the chain of adds: so
-each process also times 4 chains of integer adds and 8 of float adds side by side, and a chain of taken
-jumps, and is quiet only when the adds ran within 5% of the core's width (``QUIET``) and the jumps within
-10% of the fastest chain of them timed so far (``JUMP_SLACK``: the neighbour's share of the front end,
-which the adds do not see, slowed taken-jump-heavy sequences 1.6x: jumps at 1.5-1.8 cycles, 1.09-1.16 when
-quiet). After a busy
-process comes a pause (``BUSY_PAUSE_S``), and more processes follow until three quiet ones agree within 5%
-(``PROCESSES``, ``AGREE``; six quiet ones when they do not; at most ``MAX_PROCESSES``); the fastest run of
-all stands, since a busy core only slows a run. Two processes that merely agreed with each other had left a
-few sequences of a report run 1.4-1.7x slow, enough to move the median error by 2 points; with the adds'
-check alone, one costing in two still left some 1.6-1.7x slow (in 15 processes of one sequence, 13 busy).
+A run counts only from a quiet process: each process also times chains of integer and float adds and of
+taken jumps (``QUIET``, ``JUMP_SLACK``), since a virtual machine's neighbour on the same core slows a
+sequence without slowing the clock chain; more processes follow until quiet ones agree (``PROCESSES``,
+``AGREE``, ``MAX_PROCESSES``) and the fastest run stands.
 
-Nothing else of the kernel is run, so some things are changed for the instructions to run anywhere:
+To run anywhere, the sequence is changed where the kernel's context is missing: memory operands address
+private regions (``runnable``; reads and writes apart, spill slots shared), vector accesses move on by
+their width each pass (``vector_bytes``), masks are made all ones (``ones``), jumps go to the next
+instruction as often as the counted run took them, gathers, scatters, calls, stack writes and integer
+divisions are left to ``compiled.pass_cycles``, floats are flushed to zero. A sequence with a string,
+atomic or trapping instruction is not run (None: llvm-mca costs it).
 
-* every memory operand reads or writes a private buffer instead (``runnable``): one region per base and
-  index register of the reads, another per base and index of the writes, so that a write never feeds a
-  read of a later pass (their addresses move with the work-item in the kernel; llvm-mca assumes the same),
-  at the operand's own displacement, so that arrays keep their extent; spill slots (``%rsp`` or
-  ``%rbp`` and no index) are one region, reads and writes, as they are in the kernel. The regions differ
-  in their low 12 bits: a write and a read 4 KB apart stall the core's reads (4K aliasing), which
-  ``speedup_model.alias_cycles`` charges where the kernel's addresses do. Reads no longer wait for their
-  index registers (llvm-mca keeps that dependency);
-* each pass of a vector read or write moves on by its vector's width (``vector_bytes``), as the work-item
-  loop moves on by a vector of work-items: a 32-byte read 4 bytes into a line (``in[i + 1]``) crosses
-  into the next line every other pass, as in the kernel, and a line crossed costs the core a second read
-  (``window8`` unrolled: 548 core cycles for a sequence that stays in its lines, 748 when every read
-  crosses);
-* AVX-512 masks stay on vector reads and writes of 32 bytes or more: these are the work-item loop's
-  guards, all ones but at a grid's edge, and a masked read is not a plain one (``window8`` unrolled:
-  548 cycles without its masks, 667 with them; on PoCL, 1.55 core cycles a work-item with its guard,
-  1.05 without). What computes a mask is made to compute ones (``ones``: a compare of a register with
-  itself, still after its source), since a mask of zeros, which the registers' arbitrary values can
-  give, costs about 500 cycles a store in microcode. A masked read or write of an element or of 16 bytes
-  is a select of the kernel's own (``x < 0 ? a : b``), whose mask the data decides: it runs unmasked (a
-  merging scalar read with a mask of ones cost ``dm_explog``'s exp and log 1.8x their time, which its
-  measured time does not show). AVX2's masked stores get an all-ones mask before them;
-* jumps run as they went in the counted run (``compiled.launch_cycles`` marks each block's jumps taken or
-  not, as often as the counts say, spread over its runs): a taken one as a jump to the next instruction,
-  one that fell through as a jump never taken; each replaces the compare before it (one macro-op with
-  it in the core). Neither is ever mispredicted, as the kernel's loop and guard branches mostly are not;
-  jumps on the registers' arbitrary flags were, at random. They take the core's branch slots and places
-  in its reorder window, which decide how far successive work-items overlap in a loop with branches in
-  its body (``conv5``: 25 dependent FMAs a work-item, each behind 4 jumps: unrolled 1.36x faster, 0.98x
-  without its jumps, 1.30x with them);
-* gathers and scatters are left out (``compiled.pass_cycles`` adds ``ELEMENT_CYCLES`` per element, as
-  ``compiled.mca`` does), as are calls, returns, pushes and pops (as for llvm-mca), writes to ``%rsp`` and
-  integer divisions (``compiled.for_mca``'s multiplies in their place: the divider's bound stays);
-* floats are flushed to zero, so that the registers' values give no denormal slow paths;
-* a sequence with an instruction that reads or writes memory it does not name (string instructions), or
-  that may trap or stop (``syscall``, ``ud2`` ...), or that is atomic, is not run: None, and llvm-mca
-  costs it.
-
-``compiled.pass_cycles`` is these cycles (plus the gathers' and scatters'); llvm-mca's stand in only where
-the run cannot be made. Session 13 shipped the geometric mean of the two: the core's timing then varied from
-one costing to the next (four fresh costings with the core alone: 11.2-20.3% median error against session
-13's measured speedups, three with the mean 14.6-17.8%). With the jumps' check (session 14) two fresh
-costings agreed on every case but one (by 2%), and against the same measurements (``bench/
-rewrite_speedups.py --reuse-measurements``) the core alone gave 13.5% (91% right directions; against
-session 12's, 12.9-13.1%), the mean 14.6-15.1% (15.5% against session 12's), llvm-mca alone 16.1%. About
-50-200 ms a sequence (a build and three or more runs), more while the host is busy; a few sequences a kernel
-version.
-
-Needs x86-64 and a C compiler (``cc``, ``gcc`` or ``clang``) that assembles AT&T syntax; else None, and
-llvm-mca's cycles stand alone. Runs are serialised in a process and cached by the text they ran.
+Needs x86-64 and a C compiler that assembles AT&T syntax; else None. Runs are serialised in a process and
+cached by their text. Why each rule, with its measurements: docs/design-decisions.md.
 """
 
 from __future__ import annotations

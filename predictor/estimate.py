@@ -38,9 +38,8 @@ _UNCALIBRATED_FACTOR = 3.0
 
 # The local PoCL device's estimate from its own code (``rewrites/speedup_model.py``, ``benchmark/
 # compiled.py``, ``benchmark/core_run.py``): its interval is the 10% / 90% quantiles of log(measured /
-# predicted) over the 93 corpus kernels of ``bench/pocl_code_times.py`` (session 14, Zen 4, costed on the
-# cores: -0.33 and 0.99, median 0.06; session 13 with the mean of the cores' and llvm-mca's cycles: -0.40
-# and 0.99; session 12 with llvm-mca alone: -0.47 and 0.89; session 11 on Zen 3: -0.25 and 0.83)
+# predicted) over the 93 corpus kernels of ``bench/pocl_code_times.py`` (reports/pocl_code_times.md: AMD
+# Zen 4, costed on the cores; median 0.06)
 COUNTED_MODEL = "pocl-code"
 COUNTED_QUANTILES = [-0.33, 0.99]
 

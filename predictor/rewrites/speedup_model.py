@@ -181,7 +181,7 @@ PAGE_BYTES = 4096  # buffers start on a page; loads and stores compare addresses
 # Core cycles a vector pass of the work-item loop waits when one of its reads starts at the low 12 bits where
 # a write to another place started d passes before it (index d - 1; none further back), times the square
 # root of the reads that do: fitted by least squares to three kernels in groups 8-64 wide over rows 4 KB apart
-# and 4160 bytes apart (``bench/alias_cost.py``, this session's run; 3 passes, which none of them meets:
+# and 4160 bytes apart (``bench/alias_cost.py``, which prints the fit; 3 passes, which none of them meets:
 # the geometric mean of 2 and 4)
 ALIAS_CYCLES = (25.4, 2.9, 2.8, 2.7)
 
