@@ -34,6 +34,7 @@ interface Outcome {
   repetitions?: number | null;
   device?: string | null;
   estimate_ms?: number | null;
+  not_stored?: string | null;
 }
 
 function openclEditor(): vscode.TextEditor {
@@ -47,7 +48,8 @@ function openclEditor(): vscode.TextEditor {
 function describe(o: Outcome): string {
   if (o.status !== "ok" || o.median_ms == null) return `${o.kernel}: ${o.status}${o.error ? ` (${o.error})` : ""}`;
   const est = o.estimate_ms != null ? `, est. ${o.estimate_ms.toPrecision(3)} ms` : "";
-  return `${o.kernel}: ${o.median_ms.toPrecision(3)} ms (median of ${o.repetitions ?? "?"}${est}) on ${o.device ?? "?"}`;
+  const kept = o.not_stored ? ` — measurement not stored: ${o.not_stored}` : "";
+  return `${o.kernel}: ${o.median_ms.toPrecision(3)} ms (median of ${o.repetitions ?? "?"}${est}) on ${o.device ?? "?"}${kept}`;
 }
 
 type Target = { uri: string; kernel?: string; line?: number };
@@ -61,7 +63,7 @@ async function benchmark(server: ServerManager, log: Log, target: Target): Promi
   if (!Array.isArray(result)) throw new Error(result.error);
   const lines = result.map(describe);
   lines.forEach((l) => log.info(`benchmark ${l}`));
-  const failed = result.filter((o) => o.status !== "ok");
+  const failed = result.filter((o) => o.status !== "ok" || o.not_stored);
   const show = failed.length ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
   void show(`clperf benchmark — ${lines.join("; ")}`);
 }
