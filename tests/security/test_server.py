@@ -51,9 +51,11 @@ async def server(lsp_client: LanguageClient):
 
 
 def many_kernels(n: int, prefix: str = "k") -> str:
-    """``n`` small, distinct kernels: each one costs the analysis an estimate (about a second here)."""
+    """``n`` small kernels, each with its own strides (no estimate is shared): the analysis grows faster
+    than ``n`` (about 45 s for 300 on two cores, two minutes for 500)."""
     return "".join(f"__kernel void {prefix}{i}(__global float *a, float s)\n{{\n"
-                   f"    int i = get_global_id(0);\n    a[i] = a[i] * s + {i}.0f;\n}}\n" for i in range(n))
+                   f"    int i = get_global_id(0);\n    a[i * {i + 1}] = a[i * {i + 2}] * s + {i}.0f;\n}}\n"
+                   for i in range(n))
 
 
 def descendants(pid: int) -> dict[int, str]:
@@ -119,7 +121,7 @@ async def test_exit_during_a_long_analysis_ends_the_server_and_its_clang(server:
 @pytest.mark.e2e
 @pytest.mark.slow
 async def test_exit_without_shutdown_and_end_of_input_also_end_it(server: LanguageClient) -> None:
-    pid, _ = await _busy_with(server, many_kernels(300), "many.cl")
+    pid, _ = await _busy_with(server, many_kernels(500), "many.cl")
     assert server._server is not None and server._server.stdin is not None
     start = time.monotonic()
     server._server.stdin.close()  # the editor died: stdin ends without shutdown or exit
@@ -183,8 +185,8 @@ async def test_every_request_with_a_bad_position_is_answered(server: LanguageCli
 @pytest.mark.e2e
 @pytest.mark.slow
 async def test_two_slow_files_never_hold_back_a_small_one(server: LanguageClient) -> None:
-    await lsp.open_doc(server, many_kernels(150, "a"), name="slow_a.cl", wait=False)
-    await lsp.open_doc(server, many_kernels(150, "b"), name="slow_b.cl", wait=False)
+    await lsp.open_doc(server, many_kernels(400, "a"), name="slow_a.cl", wait=False)
+    await lsp.open_doc(server, many_kernels(400, "b"), name="slow_b.cl", wait=False)
     await asyncio.sleep(1.0)  # both slow analyses are running
     start = time.monotonic()
     text = lsp.fixture_text("kernels.cl")
@@ -208,9 +210,9 @@ async def test_two_slow_files_never_hold_back_a_small_one(server: LanguageClient
 @pytest.mark.e2e
 @pytest.mark.slow
 async def test_a_superseded_analysis_stops_and_frees_its_thread(server: LanguageClient) -> None:
-    """A slow file edited twice: the analysis of the old text stops at the next kernel, so the newest
-    version's diagnostics come long before the old analysis (150 kernels, minutes) would have ended."""
-    text = many_kernels(150)
+    """A slow file replaced: the analysis of the old text stops at its next kernel, so the new version's
+    diagnostics come long before the old analysis (500 kernels, minutes) would have ended."""
+    text = many_kernels(500)
     uri = await lsp.open_doc(server, text, name="edited.cl", wait=False)
     await asyncio.sleep(2.0)
     small = "__kernel void only(__global float *a) { a[get_global_id(0)] *= 2.0f; }\n"
