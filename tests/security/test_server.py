@@ -107,6 +107,7 @@ async def _busy_with(client: LanguageClient, text: str, name: str) -> tuple[int,
 @pytest.mark.slow
 async def test_exit_during_a_long_analysis_ends_the_server_and_its_clang(server: LanguageClient) -> None:
     pid, clangs = await _busy_with(server, many_kernels(3000), "thousands.cl")
+    assert clangs, "clang was never seen compiling the file"  # so exit has a child to end
     await asyncio.wait_for(server.shutdown_async(None), 5)
     start = time.monotonic()
     server.exit(None)
