@@ -71,9 +71,11 @@ def _run_session(tools: Any, procs: Any, tmp: Path) -> dict[str, Any]:
         "clperf.benchmarkTimeout": 120,
     }, indent=2))
     (user / "User").mkdir(parents=True)
-    # clperf.pythonPath is a machine setting: VS Code reads it from the user's settings only
-    user_settings = {**USER_SETTINGS, "clperf.pythonPath": str(tools.python)}
-    (user / "User" / "settings.json").write_text(json.dumps(user_settings, indent=2))
+    (user / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS, indent=2))
+    # clperf.pythonPath is a machine setting: never read from a workspace; code-server, a remote, reads it
+    # from its machine settings
+    (user / "Machine").mkdir()
+    (user / "Machine" / "settings.json").write_text(json.dumps({"clperf.pythonPath": str(tools.python)}))
     port = procs.free_port()
     config = tmp / "code-server.yaml"
     config.write_text(f"bind-addr: 127.0.0.1:{port}\nauth: none\ncert: false\n")
@@ -108,7 +110,7 @@ def _run_session(tools: Any, procs: Any, tmp: Path) -> dict[str, Any]:
         "playwright": str(tools.playwright), "cdp": f"http://127.0.0.1:{cdp_port}",
         "url": f"http://127.0.0.1:{port}/?folder={ws}", "file": str(ws / "kernels.cl"),
         "fileName": "kernels.cl", "userDataDir": str(user), "artifacts": str(out),
-        "settingsFile": str(user / "User" / "settings.json"), "pythonWithoutClperf": NO_CLPERF_PYTHON,
+        "settingsFile": str(user / "Machine" / "settings.json"), "pythonWithoutClperf": NO_CLPERF_PYTHON,
         "kernelLine": KERNEL_LINE, "kernelColumn": KERNEL_COLUMN, "benchmarkMs": BENCHMARK_TIMEOUT_S * 1000,
     }))
     driver = procs.start("driver", ["node", str(DRIVER), str(cfg)], env)

@@ -8,6 +8,8 @@ import json
 import statistics
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -19,6 +21,8 @@ def _script():
     return mod
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # it predicts every case (PoCL's code of each version costed): 4-5 min on 2 cores
 def test_one_rewrite_measured_in_rounds(tmp_path, pocl, capsys) -> None:
     bench = _script()
     case = "unroll_outside_counter:outside:pragma-unroll"

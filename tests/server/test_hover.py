@@ -78,9 +78,17 @@ async def test_a_loop_the_analysis_cannot_count_is_named_as_a_caution(client: La
 
 
 @pytest.mark.e2e
-async def test_with_pocl_code_on_the_estimate_turns_into_pocls_counted_code_by_itself(bare: LanguageClient,
-                                                                                       lsp) -> None:
-    await lsp.start(bare, "visual-studio-code", {**lsp.settings, "device": "portable", "poclCode": True})
+async def test_with_pocl_code_on_the_estimate_turns_into_pocls_counted_code_by_itself(
+        bare: LanguageClient, lsp, tmp_path, pocl) -> None:
+    import shutil
+
+    from clperf.paths import state_dir
+
+    # the user ran `clperf devices` (the pocl fixture measured its peaks): without them a device no profile
+    # names has no estimate, whichever test ran before
+    shutil.copytree(state_dir() / "devices", tmp_path / "state" / "devices")
+    await lsp.start(bare, "visual-studio-code", {**lsp.settings, "device": "portable", "poclCode": True,
+                                                 "cacheDirectory": str(tmp_path / "state")})
     text = ("// clperf: --global 65536 --local 64 --arg a=65536 --arg b=65536\n"
             "__kernel void twice(__global const float* a, __global float* b) {\n"
             "    int i = get_global_id(0);\n    b[i] = 2.0f * a[i] + 1.0f;\n}\n")
