@@ -331,6 +331,7 @@ def test_a_benchmark_hands_the_runtime_no_refused_option(attack: str, evil: Evil
     pytest.importorskip("pyopencl")
     from clperf.benchmark.devices import discover
     from clperf.benchmark.runner import benchmark
+
     from clperf.scenario import parse_flags
 
     device = next((d for d in discover(measure=False) if d.type == "cpu"), None)
