@@ -49,7 +49,8 @@ def _server_reads() -> set[str]:
     for node in ast.walk(tree):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "raw"
-                and node.args and isinstance(node.args[0], ast.Constant)):
+                and node.args and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)):
             key = node.args[0].value
             if key != "features":  # the object of flags, read key by key through _FEATURES
                 names.add(key)
@@ -76,7 +77,7 @@ def _nested(flat: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-_JSON_TYPES = {"string": str, "boolean": bool, "number": (int, float)}
+_JSON_TYPES: dict[str, type | tuple[type, ...]] = {"string": str, "boolean": bool, "number": (int, float)}
 _TS_TYPES = {"string": "string", "boolean": "boolean", "number": "number"}
 
 
