@@ -62,6 +62,7 @@ def test_blocks_are_counted_in_a_run_of_the_scenario(device):
     assert run.function.startswith("_pocl_kernel_collatz")
 
 
+@pytest.mark.slow
 def test_cycles_follow_the_work_the_run_did(device):
     short = compiled.cpu_code(COLLATZ, "collatz", Scenario((1024,), (64,), {"steps": 1024}), device)
     long = compiled.cpu_code(COLLATZ.replace("long x = i + 1;", "long x = i + 1 + 100000;"), "collatz",
@@ -80,6 +81,7 @@ def _steps(x: int) -> int:
     return s
 
 
+@pytest.mark.slow
 def test_vector_code_costs_less_per_work_item_than_scalar_code(device):
     rolled = compiled.cpu_code(LOOP, "horner", SCENARIO, device)
     flat = compiled.cpu_code(UNROLLED, "horner", SCENARIO, device)
@@ -91,6 +93,7 @@ def test_vector_code_costs_less_per_work_item_than_scalar_code(device):
     assert any("passes" in note for note in rolled.loops)
 
 
+@pytest.mark.slow
 def test_library_functions_the_kernel_calls_are_counted_and_costed(device):
     src = """
     #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -108,6 +111,7 @@ def test_library_functions_the_kernel_calls_are_counted_and_costed(device):
     assert calls.item_cycles > 10 * plain.item_cycles  # pow and exp are tens of instructions each
 
 
+@pytest.mark.slow
 def test_results_are_cached_per_source_and_scenario(device):
     first = compiled.cpu_code(UNROLLED, "horner", SCENARIO, device)
     assert compiled.cpu_code(UNROLLED, "horner", SCENARIO, device) is first
@@ -115,6 +119,7 @@ def test_results_are_cached_per_source_and_scenario(device):
     assert other is not None and other is not first
 
 
+@pytest.mark.slow
 def test_callers_with_a_budget_start_no_backlog_of_runs(device):
     # an editor asking for each new text while slow runs are going: no more than BACKGROUND_RUNS at once
     busy = [Scenario((64 * (i + 3),), (64,), {"out": 64 * (i + 3), "n": 0})
@@ -130,6 +135,7 @@ def test_callers_with_a_budget_start_no_backlog_of_runs(device):
     assert compiled.cpu_code(text, "horner", SCENARIO, device, wait_s=60) is not None
 
 
+@pytest.mark.slow
 def test_concurrent_callers_share_one_costing(device, monkeypatch):
     calls = []
     real = compiled._cost
@@ -161,11 +167,13 @@ __kernel void spin(__global int* out, int n) {
 """
 
 
+@pytest.mark.slow
 def test_a_kernel_that_never_ends_gives_none_within_the_timeout(device):
     sc = Scenario((64,), (64,), {"out": 64, "n": 0})
     assert compiled.cpu_code(FOREVER, "spin", sc, device, timeout_s=10) is None
 
 
+@pytest.mark.slow
 def test_a_caller_with_a_wait_budget_is_not_held_by_a_slow_run(device):
     sc = Scenario((128,), (64,), {"out": 128, "n": 0})  # not costed yet in this process
     t0 = time.monotonic()
@@ -218,6 +226,7 @@ def test_blocks_read_ir_names_and_loop_nests_from_llc_assembly():
     assert compiled.blocks(ASM, "other") == []
 
 
+@pytest.mark.slow
 def test_launch_cycles_repeat_blocks_and_inner_loops_by_their_counts():
     code = compiled.blocks(ASM, "_pocl_kernel_k_workgroup")
     counts = {"<entry>": 1, "pregion_for_entry.entry.i": 100, "for.body.i": 800, "for.end.i": 100}
@@ -258,6 +267,7 @@ f:
 """
 
 
+@pytest.mark.slow
 def test_a_loop_pass_costs_at_least_a_cycle_per_taken_branch():
     code = compiled.blocks(TINY_LOOP, "f")
     cycles, _notes = compiled.launch_cycles(code, {"<entry>": 1, "loop": 1000, "exit": 1})
@@ -283,6 +293,7 @@ f:
 """
 
 
+@pytest.mark.slow
 def test_an_atomic_read_modify_write_costs_at_least_its_measured_cycles():
     code = compiled.blocks(LOCKED_LOOP, "f")
     assert [compiled.is_locked(i) for i in code[1].instructions] == [True, False, False, False]
@@ -310,6 +321,7 @@ f:
 """
 
 
+@pytest.mark.slow
 def test_an_integer_division_costs_the_dividers_measured_cycles_not_llvm_mcas():
     forms = ("idivl\t%r8d", "divq\t8(%rsp)", "idivb\t%cl", "divss\t%xmm1, %xmm0", "vdivps\t%ymm1, %ymm0")
     assert [compiled.divide_cycles(i) for i in forms] == [6.0, 7.0, 4.0, 0.0, 0.0]

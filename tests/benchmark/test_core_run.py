@@ -107,6 +107,7 @@ def _avx512() -> bool:
     return " avx512f" in flags and " avx512bw" in flags
 
 
+@pytest.mark.slow
 @needs_core
 @pytest.mark.skipif(not _avx512(), reason="needs AVX-512 (masks)")
 def test_masked_writes_run_at_the_rate_of_writes_their_masks_set_to_ones() -> None:
@@ -172,6 +173,7 @@ def test_instructions_that_must_not_run_here_leave_the_sequence_to_llvm_mca(inst
     assert core_run.cycles(["addl %ecx, %eax", instruction]) is None
 
 
+@pytest.mark.slow
 @needs_core
 def test_a_run_sees_dependencies_in_core_cycles() -> None:
     chain = core_run.cycles(["addq $1, %rax"] * 64)
@@ -181,6 +183,7 @@ def test_a_run_sees_dependencies_in_core_cycles() -> None:
     assert spread < chain / 2  # four chains side by side
 
 
+@pytest.mark.slow
 @needs_core
 def test_pass_cycles_are_the_cores_and_llvm_mcas_where_the_core_cannot_run_them() -> None:
     assert core_run.cycles(["frobnicate %eax, %ecx"]) is None
@@ -193,6 +196,7 @@ def test_pass_cycles_are_the_cores_and_llvm_mcas_where_the_core_cannot_run_them(
     assert compiled.pass_cycles(lines + ["syscall"]) == compiled.mca(lines + ["syscall"])
 
 
+@pytest.mark.slow
 @needs_core
 def test_the_driver_times_a_chain_of_taken_jumps_too(monkeypatch: pytest.MonkeyPatch) -> None:
     """The real driver prints the body's cycles, how much slower the chains of adds ran than the core's

@@ -87,11 +87,13 @@ def test_every_sweep_point_fits_the_limits(ck):
     assert max(int(smallest.args[p.name]) * (p.element_size or 4) for p in pointers) >= 4096
 
 
+@pytest.mark.slow
 def test_every_family_file_compiles_with_clang():
     bad = {p.name: compile_error(p.read_text()) for p in families()}
     assert {k: v for k, v in bad.items() if v} == {}
 
 
+@pytest.mark.slow
 def test_sample_of_generated_kernels_compiles():
     sample = generated(2000, 0)[::10]
     assert len(sample) == 200

@@ -186,6 +186,7 @@ __kernel void sums(__global const float* x, __global float* y, int n) {
 """
 
 
+@pytest.mark.slow
 def test_on_the_local_pocl_device_the_estimate_is_pocls_own_code_counted(pocl) -> None:
     import time
 

@@ -113,6 +113,7 @@ def test_code_counts_tell_special_functions_divisions_and_doubles_apart() -> Non
     assert plain["transc"] == 0 and plain["double"] == 0 and plain["vec"] == 1
 
 
+@pytest.mark.slow
 def test_an_ensemble_predicts_the_mean_of_its_members(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np

@@ -374,6 +374,7 @@ def test_on_pocl_the_prediction_counts_the_first_read_site_of_the_loader_only() 
         assert rewrites.apply(text, rw).count("for (") == every.count("for (")  # the applied text: all sites
 
 
+@pytest.mark.slow
 def test_on_the_local_pocl_a_prediction_waits_for_its_code_only_as_long_as_asked(pocl) -> None:
     text = HORNER.replace("float acc = 0.0f;", "float acc = 2.0f;")  # not costed yet in this process
     report = analyze_text(text)
@@ -390,6 +391,7 @@ def test_on_the_local_pocl_a_prediction_waits_for_its_code_only_as_long_as_asked
     assert counted > 3  # the unrolled version runs 8 work-items per vector instruction
 
 
+@pytest.mark.slow
 def test_pocls_code_is_costed_once_per_machine_not_once_per_process(pocl, monkeypatch) -> None:
     from clperf.benchmark import compiled
 

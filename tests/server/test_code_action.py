@@ -22,6 +22,7 @@ async def actions(
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_unroll_pragma(client: LanguageClient, lsp) -> None:
     text = lsp.fixture_text("kernels.cl")
     uri = await lsp.open_doc(client, text)
@@ -37,6 +38,7 @@ async def test_unroll_pragma(client: LanguageClient, lsp) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_scenario_directive_for_defaults(client: LanguageClient, lsp) -> None:
     text = lsp.fixture_text("kernels.cl")
     uri = await lsp.open_doc(client, text)
@@ -57,6 +59,7 @@ async def test_scenario_directive_for_defaults(client: LanguageClient, lsp) -> N
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_local_cache_rewrite(client: LanguageClient, lsp) -> None:
     pytest.importorskip("clperf.predictor.rewrites")
     text = lsp.fixture_text("kernels.cl")

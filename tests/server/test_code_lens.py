@@ -20,6 +20,7 @@ async def lenses(client: LanguageClient, uri: str) -> list[types.CodeLens]:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_estimate_and_benchmark_lens_per_kernel(client: LanguageClient, lsp) -> None:
     text = lsp.fixture_text("kernels.cl")
     uri = await lsp.open_doc(client, text)
@@ -40,6 +41,7 @@ async def test_estimate_and_benchmark_lens_per_kernel(client: LanguageClient, ls
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_lenses_follow_edits_before_save(client: LanguageClient, lsp) -> None:
     text = lsp.fixture_text("kernels.cl")
     uri = await lsp.open_doc(client, text)
@@ -51,6 +53,7 @@ async def test_lenses_follow_edits_before_save(client: LanguageClient, lsp) -> N
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_estimate_is_real_and_scales_with_the_scenario(client: LanguageClient, lsp) -> None:
     """A 64x bigger launch of a memory-bound kernel must not predict the same time (no hard-coding)."""
     small = lsp.fixture_text("kernels.cl")

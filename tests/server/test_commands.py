@@ -16,6 +16,7 @@ async def command(client: LanguageClient, name: str, *args: object) -> object:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_select_device_lists_profiles_and_local_devices(client: LanguageClient) -> None:
     choices = await command(client, "clperf.selectDevice")
     assert isinstance(choices, list)
@@ -28,6 +29,7 @@ async def test_select_device_lists_profiles_and_local_devices(client: LanguageCl
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_select_device_by_text_and_unknown(client: LanguageClient, lsp) -> None:
     uri = await lsp.open_doc(client, lsp.fixture_text("kernels.cl"))
     result = await command(client, "clperf.selectDevice", "portable")
@@ -40,6 +42,7 @@ async def test_select_device_by_text_and_unknown(client: LanguageClient, lsp) ->
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_benchmark_kernel_updates_lens_and_store(client: LanguageClient, lsp) -> None:
     text = lsp.fixture_text("kernels.cl")
     uri = await lsp.open_doc(client, text)
@@ -82,6 +85,7 @@ async def _stale_lens(client: LanguageClient, lsp, uri: str) -> bool:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_benchmark_at_cursor_picks_the_kernel_there(client: LanguageClient, lsp) -> None:
     text = lsp.fixture_text("kernels.cl")
     uri = await lsp.open_doc(client, text)
@@ -91,6 +95,7 @@ async def test_benchmark_at_cursor_picks_the_kernel_there(client: LanguageClient
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_crashing_kernel_leaves_the_server_answering(client: LanguageClient, lsp) -> None:
     text = lsp.fixture_text("crash.cl")
     uri = await lsp.open_doc(client, text)
@@ -111,6 +116,7 @@ async def test_crashing_kernel_leaves_the_server_answering(client: LanguageClien
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_benchmark_can_be_cancelled(client: LanguageClient, lsp) -> None:
     if not (client.capabilities.window and client.capabilities.window.work_done_progress):
         pytest.skip("client has no work-done progress to cancel")
@@ -129,6 +135,7 @@ async def test_benchmark_can_be_cancelled(client: LanguageClient, lsp) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_benchmark_without_a_document_is_an_error_not_a_crash(client: LanguageClient) -> None:
     result = await command(client, "clperf.benchmark")
     assert "needs the URI" in result["error"]
@@ -137,6 +144,7 @@ async def test_benchmark_without_a_document_is_an_error_not_a_crash(client: Lang
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_no_kernel_runs_without_the_benchmark_command(bare: LanguageClient, lsp, tmp_path) -> None:
     home = tmp_path / "state"
     await lsp.start(bare, "visual-studio-code", {"cacheDirectory": str(home), "device": "portable"})

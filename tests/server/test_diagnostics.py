@@ -16,6 +16,7 @@ FIXED = """__kernel void broken(__global float *a)
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_compile_error_then_fixed_clears(client: LanguageClient, lsp) -> None:
     uri = await lsp.open_doc(client, lsp.fixture_text("broken.cl"))
     diags = client.diagnostics[uri]
@@ -29,6 +30,7 @@ async def test_compile_error_then_fixed_clears(client: LanguageClient, lsp) -> N
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_findings_carry_code_link_and_data(client: LanguageClient, lsp) -> None:
     text = lsp.fixture_text("kernels.cl")
     uri = await lsp.open_doc(client, text)
@@ -46,6 +48,7 @@ async def test_findings_carry_code_link_and_data(client: LanguageClient, lsp) ->
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_docs_base_url_setting(lsp, bare: LanguageClient) -> None:
     await lsp.start(bare, "neovim", {"docsBaseUrl": "https://example.org/clperf/rules/"})
     uri = await lsp.open_doc(bare, lsp.fixture_text("kernels.cl"))
@@ -54,6 +57,7 @@ async def test_docs_base_url_setting(lsp, bare: LanguageClient) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_late_result_for_old_version_is_dropped(client: LanguageClient, lsp) -> None:
     uri = await lsp.open_doc(client, lsp.fixture_text("broken.cl"), wait=False)
     # v1's analysis is under way; the document moves on before it finishes (no save yet)
@@ -65,6 +69,7 @@ async def test_late_result_for_old_version_is_dropped(client: LanguageClient, ls
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_rapid_saves_are_coalesced(client: LanguageClient, lsp) -> None:
     uri = await lsp.open_doc(client, lsp.fixture_text("kernels.cl"))
     for _ in range(15):
@@ -80,6 +85,7 @@ async def test_rapid_saves_are_coalesced(client: LanguageClient, lsp) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_close_clears_diagnostics(client: LanguageClient, lsp) -> None:
     uri = await lsp.open_doc(client, lsp.fixture_text("broken.cl"))
     assert client.diagnostics[uri]

@@ -20,6 +20,7 @@ async def hover(client: LanguageClient, uri: str, line: int, character: int) -> 
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_kernel_breakdown(client: LanguageClient, lsp) -> None:
     text = lsp.fixture_text("kernels.cl")
     uri = await lsp.open_doc(client, text)
@@ -45,6 +46,7 @@ async def test_kernel_breakdown(client: LanguageClient, lsp) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_defaulted_scenario_is_named(client: LanguageClient, lsp) -> None:
     text = lsp.fixture_text("kernels.cl")
     uri = await lsp.open_doc(client, text)
@@ -54,6 +56,7 @@ async def test_defaulted_scenario_is_named(client: LanguageClient, lsp) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_access_pattern(client: LanguageClient, lsp) -> None:
     text = lsp.fixture_text("kernels.cl")
     uri = await lsp.open_doc(client, text)
@@ -64,6 +67,7 @@ async def test_access_pattern(client: LanguageClient, lsp) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_a_loop_the_analysis_cannot_count_is_named_as_a_caution(client: LanguageClient, lsp) -> None:
     text = ("// clperf: --global 4096 --local 64\n"
             "__kernel void spin(__global const int *flag, __global float *out) {\n"
@@ -78,6 +82,7 @@ async def test_a_loop_the_analysis_cannot_count_is_named_as_a_caution(client: La
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_with_pocl_code_on_the_estimate_turns_into_pocls_counted_code_by_itself(
         bare: LanguageClient, lsp, tmp_path, pocl) -> None:
     import shutil

@@ -21,6 +21,7 @@ async def hints(client: LanguageClient, uri: str, last_line: int = 200) -> list[
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_stride_and_loop_share(client: LanguageClient, lsp) -> None:
     text = lsp.fixture_text("kernels.cl")
     uri = await lsp.open_doc(client, text)
@@ -38,6 +39,7 @@ async def test_stride_and_loop_share(client: LanguageClient, lsp) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_range_is_respected(client: LanguageClient, lsp) -> None:
     text = lsp.fixture_text("kernels.cl")
     uri = await lsp.open_doc(client, text)

@@ -7,6 +7,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from clperf.predictor.frontend import parse
 from clperf.server import fixes
 from clperf.server import formatting as fmt
@@ -72,6 +73,7 @@ async def test_scheduler_coalesces_and_runs_one_at_a_time() -> None:
     assert delivered == [1, 11]
 
 
+@pytest.mark.slow
 def test_an_analysis_on_the_local_pocl_device_asks_again_until_pocls_code_is_costed(pocl) -> None:
     from clperf.benchmark import compiled
     from clperf.server import engine

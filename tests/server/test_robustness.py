@@ -52,6 +52,7 @@ async def _all_views(client: LanguageClient, uri: str, line: int) -> list[object
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_edit_storm_with_garbage(client: LanguageClient, lsp) -> None:
     rng = random.Random(6)
     text = lsp.fixture_text("kernels.cl")
@@ -90,6 +91,7 @@ async def test_edit_storm_with_garbage(client: LanguageClient, lsp) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_five_megabyte_file(client: LanguageClient, lsp) -> None:
     unit = lsp.fixture_text("kernels.cl")
     text = (unit * (5_000_000 // len(unit) + 1))[:5_000_000]
@@ -120,6 +122,7 @@ async def test_five_megabyte_file(client: LanguageClient, lsp) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_requests_for_unknown_documents_and_junk_commands(client: LanguageClient) -> None:
     doc = types.TextDocumentIdentifier(uri="file:///never/opened.cl")
     hover = await client.text_document_hover_async(

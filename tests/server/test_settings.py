@@ -54,6 +54,7 @@ def test_parse_accepts_valid_settings() -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["visual-studio-code", "neovim"])
 async def test_wrong_types_give_messages_and_defaults(bare: LanguageClient, lsp, spec: str) -> None:
     await lsp.start(bare, spec, WRONG)
@@ -69,6 +70,7 @@ async def test_wrong_types_give_messages_and_defaults(bare: LanguageClient, lsp,
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_features_off_and_default_scenario(bare: LanguageClient, lsp) -> None:
     await lsp.start(
         bare,
@@ -97,6 +99,7 @@ async def test_features_off_and_default_scenario(bare: LanguageClient, lsp) -> N
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_device_setting_targets_that_device(bare: LanguageClient, lsp) -> None:
     await lsp.start(bare, "neovim", {"device": "portable"})
     uri = await lsp.open_doc(bare, lsp.fixture_text("kernels.cl"))
@@ -111,6 +114,7 @@ async def test_device_setting_targets_that_device(bare: LanguageClient, lsp) -> 
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 async def test_cache_directory_receives_measurements(bare: LanguageClient, lsp, tmp_path) -> None:
     home = tmp_path / "clperf-state"
     await lsp.start(bare, "neovim", {**lsp.settings, "cacheDirectory": str(home)})

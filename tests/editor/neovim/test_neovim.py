@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = [pytest.mark.e2e]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 HERE = Path(__file__).parent
 KERNELS = HERE.parent / "data" / "workspace" / "kernels.cl"
