@@ -8,20 +8,18 @@ a value past 2**63; an integer argument must fit its C type; a launch must fit t
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import time
 import tracemalloc
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-import pytest_lsp
+import server_conftest
 from clperf.benchmark.inputs import scalar_value
 from clperf.benchmark.runner import precheck
 from clperf.predictor import profiles
 from clperf.predictor.estimate import check_launch
 from lsprotocol import types
-from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient
 
 from clperf.cli import main
 from clperf.errors import ScenarioError
@@ -218,26 +216,7 @@ def test_check_launch_and_the_benchmarks_precheck_refuse_a_resolved_launch_too_l
     assert problem is not None and problem[0] == "out-of-memory"
 
 
-def _server_conftest() -> ModuleType:
-    """tests/server/conftest.py's pytest-lsp configuration and helpers (a conftest is per folder)."""
-    path = Path(__file__).parents[1] / "server" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("clperf_server_conftest_bounds", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-lsp = _server_conftest()
-
-
-@pytest_lsp.fixture(config=lsp.CONFIG)
-async def server(lsp_client: LanguageClient):
-    lsp_client.set_configuration({"clperf": lsp.TEST_SETTINGS})
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code")))
-    yield
-    await lsp_client.shutdown_session()
+lsp = server_conftest  # tests/server/conftest.py, loaded by tests/security/conftest.py
 
 
 def test_a_runaway_default_scenario_setting_falls_back_to_the_defaults() -> None:

@@ -8,16 +8,15 @@ a ``clperf.toml`` or the ``clperf.buildOptions`` setting is refused with a diagn
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import pytest_lsp
+import server_conftest
 from clperf.predictor.report import analyze_file, analyze_text
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
@@ -43,16 +42,7 @@ __attribute__((constructor)) static void ran(void) {
 """
 
 
-def _server_conftest() -> ModuleType:
-    """tests/server/conftest.py's pytest-lsp configuration and helpers (a conftest is per folder)."""
-    spec = importlib.util.spec_from_file_location("clperf_server_conftest", ROOT / "tests/server/conftest.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-lsp = _server_conftest()
+lsp = server_conftest  # tests/server/conftest.py, loaded by tests/security/conftest.py
 
 
 class Evil:

@@ -9,45 +9,23 @@ files never hold back a small one's diagnostics; a file past the quick-parse lim
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import time
 import uuid
 from concurrent.futures import Future
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
-import pytest_lsp
+import server_conftest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient
 
 INVALID_PARAMS = -32602
 EXIT_S = 3.0  # exit/EOF to the process gone, with terminate_all's grace for clang
 
 
-def _server_conftest() -> ModuleType:
-    """tests/server/conftest.py's pytest-lsp configuration and helpers (a conftest is per folder)."""
-    path = Path(__file__).parents[1] / "server" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("clperf_server_conftest_server", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-lsp = _server_conftest()
-
-
-@pytest_lsp.fixture(config=lsp.CONFIG)
-async def server(lsp_client: LanguageClient):
-    lsp_client.set_configuration({"clperf": lsp.TEST_SETTINGS})
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code")))
-    yield
-    if lsp_client._server is not None and lsp_client._server.returncode is None:  # a test may end it
-        await lsp_client.shutdown_session()
+lsp = server_conftest  # tests/server/conftest.py, loaded by tests/security/conftest.py
 
 
 def many_kernels(n: int, prefix: str = "k") -> str:

@@ -41,7 +41,9 @@ ROOT = Path(__file__).parents[2]
 
 
 def _server_conftest() -> ModuleType:
-    """tests/server/conftest.py's pytest-lsp configuration and helpers (a conftest is per folder)."""
+    """tests/server/conftest.py's configuration and helpers, loaded afresh: its own CLPERF_HOME, so the
+    memory measured does not depend on what the other tests left in a shared one (tests/security/conftest.py
+    shares one)."""
     path = ROOT / "tests" / "server" / "conftest.py"
     spec = importlib.util.spec_from_file_location("clperf_server_conftest_fuzz", path)
     assert spec is not None and spec.loader is not None

@@ -11,7 +11,6 @@ bundled and run by node against a stub of the ``vscode`` module).
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import queue
@@ -24,21 +23,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import server_conftest
 from lsprotocol import types
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "vscode-client"
 PACKAGE = json.loads((CLIENT / "package.json").read_text())
 
-# the language-server fixtures (a real ``python -m clperf.server`` driven by pytest-lsp) live in
-# tests/server/conftest.py, which pytest applies to that folder only
-_spec = importlib.util.spec_from_file_location("clperf_lsp_fixtures",
-                                               ROOT / "tests" / "server" / "conftest.py")
-assert _spec is not None and _spec.loader is not None
-_fixtures = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_fixtures)
-bare = _fixtures.bare
-lsp = _fixtures.lsp
+# the language-server fixtures (a real ``python -m clperf.server`` driven by pytest-lsp) of
+# tests/server/conftest.py, loaded by tests/security/conftest.py
+bare = server_conftest.bare
+lsp = server_conftest.lsp
 
 ASM_KERNEL = """\
 __constant char MARK[] = "{marker}";
