@@ -1,5 +1,5 @@
 """What a vector pass of PoCL's work-item loop waits when a read has the low 12 bits of a write a few
-passes before it (4K aliasing): the ``ALIAS_CYCLES`` of ``predictor/rewrites/speedup_model.py``.
+passes before it (4K aliasing): the ``ALIAS_CYCLES`` of ``predictor/model/speedup.py``.
 
 A core decides whether a read depends on an earlier write before it knows their whole addresses, from
 their low 12 bits; a read that starts where a pending write to somewhere else started waits for it. PoCL
@@ -51,13 +51,13 @@ def source(body: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from clperf.benchmark import core_run
     from clperf.benchmark.devices import select
     from clperf.benchmark.runner import benchmark
-    from clperf.predictor.report import analyze_text
-    from clperf.predictor.rewrites import speedup_model
+    from clperf.predictor.analysis.pipeline import analyze_text
+    from clperf.predictor.model import core_run
+    from clperf.predictor.model import speedup as speedup_model
 
-    from clperf.records import Scenario
+    from clperf.core.records import Scenario
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="pocl")

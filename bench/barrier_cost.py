@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     from clperf.benchmark.devices import select
     from clperf.benchmark.runner import benchmark
 
-    from clperf.records import Scenario
+    from clperf.core.records import Scenario
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="pocl")

@@ -1,4 +1,4 @@
-"""Facts of this machine's CPU cores that the PoCL cost model (``benchmark/compiled.py``) relies on,
+"""Facts of this machine's CPU cores that the PoCL cost model (``predictor/model/cpu_code.py``) relies on,
 measured with small assembly loops, next to what llvm-mca's model of the CPU says of the same code.
 
 * the core clock, from a chain of dependent integer adds (one per cycle on every x86 core): the clock
@@ -24,7 +24,7 @@ measured with small assembly loops, next to what llvm-mca's model of the CPU say
   and per element, llvm-mca's and ``compiled.mca``'s (``ELEMENT_CYCLES`` per element);
 * an AVX-512 masked store with a mask of ones and with a mask of zeros (microcode: ``core_run`` runs
   every masked store with a mask of ones);
-* ``unroll_outside_counter``'s loop as ``benchmark/core_run.py`` runs it on the core, against llvm-mca.
+* ``unroll_outside_counter``'s loop as ``predictor/model/core_run.py`` runs it on the core, against llvm-mca.
 
 Each loop runs 2-5 million times; the figure is the median of 5 runs. Needs a C compiler (``cc``,
 ``gcc`` or ``clang``) and llvm-mca.
@@ -89,8 +89,8 @@ def inserts(op: str) -> list[str]:
 
 
 def main() -> int:
-    from clperf.benchmark import compiled, core_run
-
+    from clperf.predictor.model import core_run
+    from clperf.predictor.model import cpu_code as compiled
     cc = core_run.compiler()
     if cc is None or compiled._tool(compiled.MCA) is None:
         print("needs x86-64, a C compiler and llvm-mca", file=sys.stderr)
@@ -152,8 +152,7 @@ def main() -> int:
 def gathers(cc: str, folder: Path, ghz: float) -> None:
     """Gathers (AVX2: ``vpgatherdd`` of 8 ints; AVX-512 where the CPU has it: ``vpgatherqd`` of 8,
     ``vpgatherdd`` of 16, and scatters of 4, 8 and 16 elements), four independent ones a pass."""
-    from clperf.benchmark import compiled
-
+    from clperf.predictor.model import cpu_code as compiled
     def line(what: str, lines: list[str], count: int, avx512: bool) -> None:
         real = ns_per_pass(cc, folder, "gather", lines, 1_000_000, avx512) * ghz / 4
         print(f"{what}: {real:.1f} core cycles each ({real / count:.2f} an element), llvm-mca "
@@ -189,8 +188,8 @@ def gathers(cc: str, folder: Path, ghz: float) -> None:
 def core_runs() -> None:
     """unroll_outside_counter's inner loop (a conversion, a multiply and a dependent FMA, 12 passes a
     work-item, 8 work-items), as ``core_run`` runs it, against llvm-mca's cycles for it."""
-    from clperf.benchmark import compiled, core_run
-
+    from clperf.predictor.model import core_run
+    from clperf.predictor.model import cpu_code as compiled
     item = ["vmovss (%r8,%rdi,4), %xmm3", "xorl %eax, %eax", "vmovaps %xmm0, %xmm4"]
     item += ["vcvtsi2ss %eax, %xmm6, %xmm5", "vmulss %xmm5, %xmm3, %xmm5", "vfmadd132ss %xmm1, %xmm5, %xmm4",
              "incl %eax", "cmpl $12, %eax", core_run.TAKEN] * 12

@@ -1,7 +1,7 @@
 """Load time and inference time of the shipped learned model on the CPU (targets: load <= 2 s,
 inference <= 30 ms per kernel and scenario).
 
-    .venv/bin/python bench/model_speed.py [--model predictor/model] [--kernels 10]
+    .venv/bin/python bench/model_speed.py [--model predictor/model/weights] [--kernels 10]
 
 Load = importing torch and reading weights, tokenizer and normalisation in a fresh process (the language
 server pays it once). Inference = features + tokenizing + the network for one kernel and scenario, after
@@ -23,7 +23,7 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 
 
 def _load_time(model: Path) -> float:
-    code = ("import time; t=time.perf_counter(); from clperf.predictor import network; "
+    code = ("import time; t=time.perf_counter(); from clperf.predictor.model import network; "
             f"network.Predictor.load(__import__('pathlib').Path({str(model)!r})); "
             "print(time.perf_counter()-t)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -32,7 +32,8 @@ def _load_time(model: Path) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", type=Path, default=Path(__file__).resolve().parents[1] / "predictor" / "model")
+    ap.add_argument("--model", type=Path,
+                    default=Path(__file__).resolve().parents[1] / "predictor" / "model" / "weights")
     ap.add_argument("--kernels", type=int, default=10)
     ns = ap.parse_args()
     if not (ns.model / "model.safetensors").exists():
@@ -44,10 +45,10 @@ def main() -> int:
           f"(runs: {', '.join(f'{x:.2f}' for x in loads)})")
 
     from clperf.benchmark.corpus import hand_written
-    from clperf.predictor import estimate, network, profiles
-    from clperf.predictor.report import analyze_text
+    from clperf.predictor.analysis.pipeline import analyze_text
+    from clperf.predictor.model import estimate, network, profiles
 
-    from clperf.scenario import parse_flags, resolve
+    from clperf.core.scenario import parse_flags, resolve
 
     pred = network.Predictor.load(ns.model)
     meta = estimate.learned_meta() if ns.model == estimate.model_dir() else pred.meta

@@ -5,7 +5,8 @@ One measured record per corpus family (``benchmark/corpus/families``) and per 30
 at random (``--seed``) from ``data/pocl`` among those that took 0.3-30 ms, is predicted twice by
 ``predictor/rewrites/speedup_model.roofline_for``: with the SIMD and barrier guesses of the device profile,
 and with PoCL's own code counted in a run of the record's scenario and costed on the host's cores
-(``benchmark/compiled.py``, ``benchmark/core_run.py``). Both are compared with the kernel's median time
+(``predictor/model/cpu_code.py``, ``predictor/model/core_run.py``).
+Both are compared with the kernel's median time
 measured now, on this machine's PoCL (``--recorded``: the record's own median instead; many records of
 ``data/pocl`` were taken while the machine was busy, up to 5x slower than the same launch on the quiet
 machine, see data/README.md; ``--reuse-times``: an earlier run's times, to compare a change of the model
@@ -31,8 +32,7 @@ DATA = ROOT / "data" / "pocl"
 
 
 def records(seed: int, generated: int) -> list[tuple[dict[str, Any], str]]:
-    from clperf.predictor import train
-
+    from clperf.predictor.training import train
     sources = train.Sources(datasets=[DATA])
     by_file: dict[str, list[tuple[dict[str, Any], str]]] = {}
     for r in train.read_records([DATA]):
@@ -69,14 +69,14 @@ def main(argv: list[str] | None = None) -> int:
 
     reused = json.loads(ns.reuse_times.read_text()) if ns.reuse_times else None
 
-    from clperf.benchmark import compiled
     from clperf.benchmark.devices import select
     from clperf.benchmark.runner import benchmark
     from clperf.benchmark.timing import Policy
-    from clperf.predictor.report import analyze_text
-    from clperf.predictor.rewrites import speedup_model
+    from clperf.predictor.analysis.pipeline import analyze_text
+    from clperf.predictor.model import cpu_code as compiled
+    from clperf.predictor.model import speedup as speedup_model
 
-    from clperf.records import Scenario
+    from clperf.core.records import Scenario
 
     device = select("Portable Computing Language")
     lines, guessed, counted = [], [], []

@@ -8,7 +8,8 @@ cases where the prediction has the right direction (faster / slower; both within
 same "no change"). It writes ``reports/rewrite_speedups_<device>.md`` and ``.json``.
 
 The prediction needs clang (the analysis), and on the local PoCL device PoCL itself, llc-15 and llvm-mca
-(its own code is counted in a run of each version: ``benchmark/compiled.py``); the measurement needs only
+(its own code is counted in a run of each version: ``predictor/model/cpu_code.py``);
+the measurement needs only
 pyopencl. On a machine without clang (the H200 box) split the two:
 
     # here (clang): rewrites + predictions for the H200 profile
@@ -83,8 +84,7 @@ def bench_flags(kernel: str, size: str) -> str | None:
 
 
 def _prediction_device(text: str):  # noqa: ANN202
-    from clperf.predictor import profiles
-
+    from clperf.predictor.model import profiles
     if text.strip().lower() == "pocl":
         text = "Portable Computing Language"
     return profiles.select_device(text)
@@ -92,9 +92,9 @@ def _prediction_device(text: str):  # noqa: ANN202
 
 def predict(device_text: str, size: str) -> dict[str, Any]:
     from clperf.predictor import rewrites
-    from clperf.predictor.report import analyze_text
+    from clperf.predictor.analysis.pipeline import analyze_text
 
-    from clperf.scenario import parse_flags
+    from clperf.core.scenario import parse_flags
 
     device = _prediction_device(device_text)
     cases = []
@@ -135,7 +135,7 @@ def measure(pred: dict[str, Any], device_text: str, policy_name: str, rounds: in
     from clperf.benchmark.runner import benchmark
     from clperf.benchmark.timing import Policy
 
-    from clperf.records import Scenario
+    from clperf.core.records import Scenario
 
     device = select(device_text)
     policy = Policy.named(policy_name)

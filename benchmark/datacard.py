@@ -22,7 +22,7 @@ from typing import Any
 from clperf.benchmark import dataset
 from clperf.benchmark.corpus import family_of
 
-from clperf.records import device_matches
+from clperf.core.records import device_matches
 
 
 def dataset_files(path: Path) -> list[Path]:

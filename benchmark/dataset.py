@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from clperf.records import Measurement, Scenario
+from clperf.core.records import Measurement, Scenario
 
 SCHEMA = 1
 STATUSES = ("ok", "build-error", "crash", "timeout", "invalid-scenario", "out-of-memory")

@@ -20,9 +20,9 @@ from typing import Any
 
 import pyopencl as cl
 
-from clperf.errors import DeviceError
-from clperf.paths import ensure, state_dir
-from clperf.records import Device
+from clperf.core.errors import DeviceError
+from clperf.core.paths import ensure, state_dir
+from clperf.core.records import Device
 
 log = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from clperf.errors import ScenarioError
-from clperf.records import Param, split_vector
+from clperf.core.errors import ScenarioError
+from clperf.core.records import Param, split_vector
 
 RANDOM_INT_HIGH = 64
 

@@ -19,9 +19,9 @@ import threading
 import time
 from typing import Any
 
-from clperf import children
-from clperf.errors import DeviceError
-from clperf.records import Device
+from clperf.core import children
+from clperf.core.errors import DeviceError
+from clperf.core.records import Device
 
 
 class WorkerGone(DeviceError):
@@ -51,7 +51,7 @@ class Worker:
                  env: dict[str, str] | None = None) -> None:
         self.device = device
         self.start_timeout_s = start_timeout_s
-        self.extra_env = dict(env or {})  # e.g. a private POCL_CACHE_DIR (benchmark/compiled.py)
+        self.extra_env = dict(env or {})  # e.g. a private POCL_CACHE_DIR (predictor/model/cpu_code.py)
         self.proc: subprocess.Popen[bytes] | None = None
         self._buf = b""
         self._err: Any = None

@@ -23,12 +23,12 @@ from datetime import UTC, datetime
 
 from clperf.benchmark.isolation import Worker, WorkerGone
 from clperf.benchmark.timing import Policy, summarize
-from clperf.predictor.buildopts import check_options
 
 from clperf import __version__
-from clperf.errors import ClperfError, ScenarioError
-from clperf.records import Device, Measurement, Param, Scenario
-from clperf.scenario import ScenarioSpec, check_sizes, resolve
+from clperf.core.buildopts import check_options
+from clperf.core.errors import ClperfError, ScenarioError
+from clperf.core.records import Device, Measurement, Param, Scenario
+from clperf.core.scenario import ScenarioSpec, check_sizes, resolve
 
 DEFAULT_SEED = 1234
 
@@ -68,7 +68,7 @@ def make_measurement(*, kernel: str, file: str, source: str, options: str, scena
 
 def kernel_params(source: str, kernel: str) -> tuple[tuple[Param, ...], int]:
     """Parameters and dimensions used of ``kernel`` from the tolerant front end; ClperfError if absent."""
-    from clperf.predictor.frontend import parse
+    from clperf.core.frontend import parse
 
     found = [k for k in parse(source) if k.name == kernel]
     if not found:

@@ -40,9 +40,9 @@ from clperf.benchmark.isolation import Worker, WorkerGone
 from clperf.benchmark.runner import DEFAULT_SEED, make_measurement, source_hash
 from clperf.benchmark.timing import Policy
 
-from clperf.errors import ClperfError, ScenarioError
-from clperf.records import Device, Param, Scenario
-from clperf.scenario import ScenarioSpec, parse_flags, resolve
+from clperf.core.errors import ClperfError, ScenarioError
+from clperf.core.records import Device, Param, Scenario
+from clperf.core.scenario import ScenarioSpec, parse_flags, resolve
 
 MAX_BUFFER_BYTES = 16 << 20
 
@@ -110,7 +110,7 @@ def find_files(paths: Iterable[str | Path]) -> list[Path]:
 
 def kernels_in_file(path: Path, options: str = "") -> tuple[list[SweepKernel], list[str]]:
     """Sweepable kernels of a file and ``file::kernel: why`` for those that are not."""
-    from clperf.predictor.frontend import parse
+    from clperf.core.frontend import parse
 
     source = path.read_text(encoding="utf-8", errors="replace")
     lines = source.split("\n")

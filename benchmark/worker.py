@@ -47,9 +47,9 @@ import pyopencl as cl
 from clperf.benchmark.inputs import ArrayCache, BufferPlan, plan_buffers, scalar_value, seed_for
 from clperf.benchmark.timing import Policy, next_batch, should_stop
 
-from clperf import children
-from clperf.errors import ScenarioError
-from clperf.records import Param, Scenario
+from clperf.core import children
+from clperf.core.errors import ScenarioError
+from clperf.core.records import Param, Scenario
 
 GUARD_BYTE = 0xCD
 MIN_GUARD = 4096

@@ -5,7 +5,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-# llvm-19: llvm-mca; llvm-15, clang-15: PoCL's own LLVM, to rebuild and count its code (benchmark/compiled.py)
+# llvm-19: llvm-mca; llvm-15, clang-15: PoCL's own LLVM, to rebuild and count its code (predictor/model/cpu_code.py)
 apt_packages=(clang-19 llvm-19 pocl-opencl-icd ocl-icd-libopencl1 clinfo llvm-15 clang-15)
 missing=()
 for p in "${apt_packages[@]}"; do

@@ -21,12 +21,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from clperf.predictor.frontend import Kernel
 from clperf.server import fixes
 from clperf.server.engine import Analysis
 from clperf.server.views import Action, Edit, Problem, Span
 
-from clperf.records import Scenario
+from clperf.core.frontend import Kernel
+from clperf.core.records import Scenario
 
 log = logging.getLogger("clperf.server")
 
@@ -36,7 +36,7 @@ def rewrite_actions(problems: Sequence[Problem], text: str, path: str, build_opt
     their predicted speedup, which runs no kernel. Rewrites that would not be equivalent come back
     disabled, with the reason."""
     from clperf.predictor import rewrites
-    from clperf.predictor.report import analyze_text
+    from clperf.predictor.analysis.pipeline import analyze_text
 
     candidates = [p for p in problems if p.code in ("unroll-candidate", "local-cache-candidate") and p.data]
     if not candidates:

@@ -15,13 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from clperf.predictor import frontend
 from clperf.server.documents import Measured, kernel_text
 from clperf.server.engine import scenario_for
 from clperf.server.settings import Settings
 
-from clperf.errors import ClperfError
-from clperf.records import Device, Estimate, Measurement
+from clperf.core import frontend
+from clperf.core.errors import ClperfError
+from clperf.core.records import Device, Estimate, Measurement
 
 log = logging.getLogger("clperf.server")
 Progress = Callable[[float, str], None]  # (fraction of all work done, message)
@@ -54,8 +54,8 @@ def pick_kernels(kernels: Sequence[frontend.Kernel], name: str | None,
 
 def _estimate_on(text: str, path: str, kernel: str, settings: Settings, options: str, device: Device,
                  scenario: object) -> Estimate | None:
-    from clperf.predictor.estimate import estimate
-    from clperf.predictor.report import analyze_text
+    from clperf.predictor.analysis.pipeline import analyze_text
+    from clperf.predictor.model.estimate import estimate
 
     try:
         report = analyze_text(text, Path(path) if path else None, settings.build_options)
@@ -88,7 +88,8 @@ def run(text: str, path: str, kernels: Sequence[frontend.Kernel], device: Device
         policy_name: str, timeout_s: float, on_progress: Progress, cancel: threading.Event) -> list[Outcome]:
     from clperf.benchmark.runner import benchmark, options_text
     from clperf.benchmark.timing import Policy
-    from clperf.predictor.buildopts import gather_build_options
+
+    from clperf.core.buildopts import gather_build_options
 
     # what the analysis compiled: clperf.toml, the file's directives and the setting, refused ones left out
     options = options_text(gather_build_options(Path(path) if path else None, text, settings.build_options,
@@ -120,8 +121,7 @@ def _store(m: Measurement) -> str | None:
     """Store a successful measurement; the reason when it could not be (the result is kept and shown)."""
     if m.status != "ok":
         return None
-    from clperf.benchmark import store
-
+    from clperf.core import store
     try:
         store.record(m)
     except store.NotStored as e:  # a read-only or full state folder must not lose the result on screen

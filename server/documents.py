@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from clperf.predictor import frontend
 from clperf.server.engine import Analysis
 
-from clperf.records import Estimate, Measurement
+from clperf.core import frontend
+from clperf.core.records import Estimate, Measurement
 
 MAX_PARSED_CHARS = 300_000  # the cheap parse takes ~0.1 s per 100 k characters; beyond this it is skipped
 

@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clperf.predictor import frontend
 from clperf.server import history
 from clperf.server.settings import Settings
 from clperf.server.views import Problem, Span
 
-from clperf.errors import ClperfError, ScenarioError
-from clperf.records import Device, Estimate, Measurement, Scenario
-from clperf.scenario import ScenarioSpec, parse_flags, resolve
+from clperf.core import frontend
+from clperf.core.errors import ClperfError, ScenarioError
+from clperf.core.records import Device, Estimate, Measurement, Scenario
+from clperf.core.scenario import ScenarioSpec, parse_flags, resolve
 
 log = logging.getLogger("clperf.server")
 
@@ -38,13 +38,13 @@ _DOCS = Path(__file__).resolve().parents[1] / "docs" / "rules"
 @dataclass(frozen=True)
 class KernelResult:
     name: str
-    report: Any | None  # clperf.predictor.report.KernelReport
+    report: Any | None  # clperf.predictor.analysis.pipeline.KernelReport
     scenario: Scenario | None
     scenario_problem: str | None  # why the written scenario could not be used (defaults were)
     estimate: Estimate | None
     estimate_problem: str | None  # why there is no estimate
     loop_shares: Mapping[int, float] = field(default_factory=dict)  # loop line -> share of time, 0..1
-    traffic: Any | None = None  # clperf.predictor.roofline.Traffic: bytes and ops of the whole launch
+    traffic: Any | None = None  # clperf.predictor.model.roofline.Traffic: bytes and ops of the whole launch
     last_measured: Measurement | None = None  # newest stored run of exactly this source
     doubts: tuple[str, ...] = ()  # what makes the estimate doubtful (``estimate.doubts``)
 
@@ -143,8 +143,8 @@ def _estimate(report: Any, scenario: Scenario, job: Job) -> tuple[Estimate | Non
     it is not waited for (a second or two per kernel): ``refining`` says when asking again will give it."""
     if job.device is None:
         return None, None, job.device_problem or "no target device"
-    from clperf.predictor.estimate import check_launch, estimate
-    from clperf.predictor.roofline import traffic
+    from clperf.predictor.model.estimate import check_launch, estimate
+    from clperf.predictor.model.roofline import traffic
 
     try:
         check_launch(scenario, job.device, getattr(report, "params", ()))
@@ -160,14 +160,14 @@ def refining(report: Any, scenario: Scenario, job: Job, est: Estimate | None) ->
     """Whether ``est`` stands in for the estimate from PoCL's own code, which is still being costed."""
     if est is None or job.device is None or not job.settings.pocl_code:
         return False
-    from clperf.predictor.estimate import COUNTED_MODEL, counting
+    from clperf.predictor.model.estimate import COUNTED_MODEL, counting
 
     return est.model_name != COUNTED_MODEL and counting(report, scenario, job.device, job.text,
                                                         job.settings.build_options)
 
 
 def _doubts(report: Any, scenario: Scenario, job: Job) -> tuple[str, ...]:
-    from clperf.predictor.estimate import doubts
+    from clperf.predictor.model.estimate import doubts
 
     return tuple(doubts(report, scenario, job.device)) if job.device is not None else ()
 
@@ -180,7 +180,9 @@ def analyze(job: Job) -> Analysis:
                f"(this one has {len(job.text) // 1000} k)")
         return Analysis(job.uri, job.version, source_hash(job.text), job.device,
                         (Problem(Span.at(1, 1, 1), "information", msg, code="file-too-large"),), {}, 0.0)
-    from clperf.predictor.report import analyze_text  # imported here: keeps llvmlite off initialize
+    from clperf.predictor.analysis.pipeline import (
+        analyze_text,  # imported here: keeps llvmlite off initialize
+    )
 
     report = analyze_text(job.text, Path(job.path) if job.path else None, job.settings.build_options,
                           root=Path(job.root) if job.root else None,
@@ -219,8 +221,8 @@ def analyze(job: Job) -> Analysis:
 def warm_up() -> None:
     """Import the compile/analysis/estimate stack (llvmlite, ~0.5 s) before the first file needs it."""
     try:
-        import clperf.predictor.estimate  # noqa: F401
-        import clperf.predictor.report  # noqa: F401
+        import clperf.predictor.analysis.pipeline  # noqa: F401
+        import clperf.predictor.model.estimate  # noqa: F401
     except Exception:
         log.warning("cannot import the analysis stack", exc_info=True)
 
@@ -242,7 +244,7 @@ def loop_shares(report: Any, kernel: frontend.Kernel, scenario: Scenario,
     if device is None or not hasattr(report, "access_counts_for"):
         return {}
     try:
-        from clperf.predictor.roofline import bytes_per_execution
+        from clperf.predictor.model.roofline import bytes_per_execution
 
         counts = list(report.access_counts_for(dict(scenario.args)))
     except (ClperfError, ArithmeticError, ValueError, TypeError):

@@ -7,11 +7,11 @@ live in ``clperf.predictor.rewrites``.
 
 from __future__ import annotations
 
-from clperf.predictor.frontend import Kernel
 from clperf.server.views import Edit, Span
 
-from clperf.records import Scenario
-from clperf.scenario import ScenarioSpec
+from clperf.core.frontend import Kernel
+from clperf.core.records import Scenario
+from clperf.core.scenario import ScenarioSpec
 
 
 def scenario_flags(scenario: Scenario, kernel: Kernel) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from clperf.records import Measurement
+from clperf.core.records import Measurement
 
 log = logging.getLogger("clperf.server")
 _lock = threading.Lock()
@@ -22,8 +22,7 @@ def last_measured(kernel: str, source_hash: str) -> Measurement | None:
     """The newest successful measurement of ``kernel`` with exactly this source text, on any device."""
     global _seen, _latest
     try:
-        from clperf.benchmark import store
-
+        from clperf.core import store
         path = store.store_path()
         st = path.stat() if path.exists() else None
         key = (str(path), st.st_size, st.st_mtime) if st else (str(path), 0, 0.0)

@@ -15,8 +15,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from clperf.errors import ScenarioError
-from clperf.scenario import ScenarioSpec, parse_flags
+from clperf.core.errors import ScenarioError
+from clperf.core.scenario import ScenarioSpec, parse_flags
 
 SECTION = "clperf"
 

@@ -15,8 +15,8 @@ import logging
 import threading
 from dataclasses import dataclass
 
-from clperf.errors import DeviceError
-from clperf.records import Device
+from clperf.core.errors import DeviceError
+from clperf.core.records import Device
 
 log = logging.getLogger("clperf.server")
 DISCOVERY_WAIT_S = 20.0
@@ -52,7 +52,6 @@ class Targets:
     def _discover(self) -> None:
         try:
             from clperf.benchmark import devices
-
             found = list(devices.discover(measure=False))
             with self._lock:
                 self._discovered = found
@@ -73,7 +72,7 @@ class Targets:
     @staticmethod
     def profiles() -> list[Device]:
         try:
-            from clperf.predictor.profiles import shipped
+            from clperf.predictor.model.profiles import shipped
 
             return shipped()
         except Exception:

@@ -22,7 +22,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, BinaryIO, NoReturn
 
-from clperf.predictor.buildopts import workspace_root
 from clperf.server import actions, benchmarking, convert, engine, hints, hover, lenses
 from clperf.server.documents import MAX_PARSED_CHARS, Documents
 from clperf.server.guard import AnsweringProtocol, guarded
@@ -35,8 +34,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from clperf import __version__
-from clperf.children import terminate_all
-from clperf.errors import ClperfError
+from clperf.core.buildopts import workspace_root
+from clperf.core.children import terminate_all
+from clperf.core.errors import ClperfError
 
 log = logging.getLogger("clperf.server")
 CONFIG_TIMEOUT_S = 2.0  # a client that never answers workspace/configuration gets the defaults
@@ -107,7 +107,7 @@ class ClperfServer(LanguageServer):
             self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"clperf: {p}"))
         changed = settings != self.settings
         self.settings = settings
-        if settings.cache_directory:  # clperf.paths.state_dir() reads it: measurements, peaks, caches
+        if settings.cache_directory:  # clperf.core.paths.state_dir() reads it: measurements, peaks, caches
             os.environ["CLPERF_HOME"] = os.path.expanduser(settings.cache_directory)
         return changed
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from clperf.predictor import profiles
+from clperf.predictor.model import profiles
 
-from clperf.records import Device
+from clperf.core.records import Device
 
 
 def _dev(name: str, platform: str) -> Device:

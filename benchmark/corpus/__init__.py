@@ -69,7 +69,7 @@ def write_generated(directory: str | Path, count: int = 2000, seed: int = 0) -> 
 @lru_cache(maxsize=1)
 def _kernel_families() -> dict[str, str]:
     """Kernel name -> family, over the hand-written files."""
-    from clperf.predictor.frontend import parse
+    from clperf.core.frontend import parse
 
     out: dict[str, str] = {}
     for path in families():
@@ -96,7 +96,7 @@ def family_of(path_or_name: str | Path) -> str:
 
 def kernels_in(source: str, family: str, path: Path | None = None) -> Iterator[CorpusKernel]:
     """The kernels of one source with their directives and sweep specs (kernels lacking either skipped)."""
-    from clperf.predictor.frontend import parse
+    from clperf.core.frontend import parse
 
     lines = source.split("\n")
     for k in parse(source):

@@ -25,8 +25,8 @@ from typing import Any
 from clperf.benchmark.corpus import CorpusKernel, family_of, generated, hand_written, kernels_in
 from clperf.benchmark.corpus.launch import corners, front_kernel
 
-from clperf import children
-from clperf.records import Param, Scenario, split_vector
+from clperf.core import children
+from clperf.core.records import Param, Scenario, split_vector
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class CheckResult:
 
 def compile_error(source: str) -> str | None:
     """clang-19's errors and warnings about ``source`` (the project's compile step), or None when clean."""
-    from clperf.predictor.compile import compile_source
+    from clperf.core.compile import compile_source
 
     result = compile_source(source, None, [])
     # the analysis compile passes -fno-unroll-loops, so every `#pragma unroll` draws a pass-failed warning

@@ -13,11 +13,11 @@ from dataclasses import replace
 from functools import lru_cache
 
 from clperf.benchmark.corpus import CorpusKernel
-from clperf.predictor.frontend import Kernel, parse
 
-from clperf.errors import ScenarioError
-from clperf.records import Scenario
-from clperf.scenario import ScenarioSpec, evaluate, parse_flags, resolve
+from clperf.core.errors import ScenarioError
+from clperf.core.frontend import Kernel, parse
+from clperf.core.records import Scenario
+from clperf.core.scenario import ScenarioSpec, evaluate, parse_flags, resolve
 
 
 def front_kernel(ck: CorpusKernel) -> Kernel:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from clperf.errors import ScenarioError
+from clperf.core.errors import ScenarioError
 
 SWEEP_DIRECTIVE = re.compile(r"^\s*//\s*clperf-sweep:\s?(.*)$")
 _RANGE = re.compile(r"^([A-Za-z_]\w*)=(\d+)\.\.(\d+)$")

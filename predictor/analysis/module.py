@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import llvmlite.binding as llvm
-from clperf.predictor import frontend
 from clperf.predictor.analysis import irtext
 from clperf.predictor.analysis.records import KernelReport, LoopInfo, Ops, ParamUse
 from clperf.predictor.analysis.walk import KernelWalk
 
-from clperf.errors import CompileError
-from clperf.records import type_size
+from clperf.core import frontend
+from clperf.core.errors import CompileError
+from clperf.core.records import type_size
 
 _SPACE_NUMBERS = {0: "private", 1: "global", 2: "constant", 3: "local", 4: "global"}
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from clperf.predictor.analysis import poly
 
-from clperf.records import AddressSpace
+from clperf.core.records import AddressSpace
 
 Pattern = Literal["contiguous", "strided", "indirect", "uniform", "unknown"]
 AccessKind = Literal["load", "store", "atomic"]
@@ -22,7 +22,7 @@ AccessKind = Literal["load", "store", "atomic"]
 
 @dataclass(frozen=True)
 class ParamUse:
-    """A kernel parameter (as ``clperf.records.Param``) and how the kernel uses it."""
+    """A kernel parameter (as ``clperf.core.records.Param``) and how the kernel uses it."""
 
     name: str
     type: str

@@ -35,8 +35,8 @@ from typing import Any
 from clperf.predictor.rewrites import csource, local_tile, unroll
 from clperf.predictor.rewrites.edits import TextEdit, apply_edits
 
-from clperf.errors import ClperfError
-from clperf.records import Device, Scenario
+from clperf.core.errors import ClperfError
+from clperf.core.records import Device, Scenario
 
 __all__ = ["Rewrite", "RewriteError", "TextEdit", "apply", "available", "scenario_for", "RULES"]
 
@@ -84,7 +84,7 @@ def apply(text: str, rewrite: Rewrite | dict[str, Any]) -> str:
         return apply_edits(text, rewrite.edits)
     data = dict(rewrite)
     rule, kernel = str(data.get("rule", "local-cache-candidate")), str(data.get("kernel", ""))
-    from clperf.predictor.report import analyze_text
+    from clperf.predictor.analysis.pipeline import analyze_text
 
     report = analyze_text(text)
     if not kernel and len(report.kernels) == 1:
@@ -104,9 +104,8 @@ def _finding_parts(finding: Any) -> tuple[str, str, dict[str, Any]]:
 
 def scenario_for(text: str, kernel: Any, spec: Any = None) -> Scenario:
     """The kernel's scenario: its ``// clperf:`` directive, overridden by ``spec`` (a ScenarioSpec)."""
-    from clperf.predictor import frontend
-
-    from clperf.scenario import ScenarioSpec, parse_flags, resolve
+    from clperf.core import frontend
+    from clperf.core.scenario import ScenarioSpec, parse_flags, resolve
 
     parsed = next((k for k in frontend.parse(text) if k.name == kernel.name), None)
     base = parse_flags(parsed.directive) if parsed is not None and parsed.directive else ScenarioSpec()
@@ -133,7 +132,6 @@ def available(text: str, report: Any, finding: Any, *, path: Path | None = None,
         if k is None:
             return []
         from clperf.predictor.rewrites import workgroup
-
         return [workgroup.recommend(text, k, device, scenario, path, build_options)]
     else:
         return []
@@ -199,8 +197,7 @@ def _local(text: str, kernel: str, data: dict[str, Any], device: Device | None, 
     edits = tuple(local_tile.generate(b, pl, cap))
     # what runs when the tile fits; where the loader's loop runs one work-item at a time (PoCL), each
     # work-item stops at the first read site that serves an element (see local_tile.generate)
-    from clperf.predictor import profiles
-
+    from clperf.predictor.model import profiles
     scalar = device is not None and profiles.facts(device).scalar_loop_regions
     fast = tuple(local_tile.generate(b, pl, cap, fallback=False, settle_first=scalar))
     shape = _shape_text(pl)
@@ -219,7 +216,7 @@ def _shape_text(pl: local_tile.Plan) -> str:
 
 
 def _elem_size(type_name: str) -> int:
-    from clperf.records import type_size
+    from clperf.core.records import type_size
 
     return type_size(type_name) or 16
 
@@ -264,10 +261,9 @@ def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | Non
 
     Raises RewriteError when the rewritten text (``verify_text``, default ``new_text``) does not compile.
     """
-    from clperf.predictor import profiles
-    from clperf.predictor.report import analyze_text
-    from clperf.predictor.rewrites import speedup_model
-
+    from clperf.predictor.analysis.pipeline import analyze_text
+    from clperf.predictor.model import profiles
+    from clperf.predictor.model import speedup as speedup_model
     for t in {new_text, verify_text or new_text}:
         rep = analyze_text(t, path, build_options)
         errors = [d for d in rep.diagnostics if d.severity == "error"]
@@ -312,8 +308,7 @@ def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | Non
 
 def directive_local(text: str, kernel: Any, local: tuple[int, ...]) -> tuple[TextEdit, ...]:
     """Edits that make the kernel's ``// clperf:`` directive say ``--local L``."""
-    from clperf.predictor import frontend
-
+    from clperf.core import frontend
     parsed = next((k for k in frontend.parse(text) if k.name == kernel.name), None)
     if parsed is None:
         return ()

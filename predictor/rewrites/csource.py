@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
-from clperf.predictor import frontend
+
+from clperf.core import frontend
 
 Poly = dict[tuple[str, ...], int]  # sorted tuple of symbols -> integer coefficient; () is the constant
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+(.+?)[ \t]*$", re.M)

@@ -13,8 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from clperf.errors import ClperfError
-from clperf.records import Device, Scenario
+from clperf.core.errors import ClperfError
+from clperf.core.records import Device, Scenario
 
 MIN_GAIN = 1.02  # below this the recommendation is noise in the model, not a gain
 
@@ -41,10 +41,9 @@ def candidates(scenario: Scenario, device: Device) -> list[tuple[int, ...]]:
 
 def recommend(text: str, kernel: Any, device: Device | None, scenario: Scenario | None,
               path: Path | None, build_options: str) -> Any:
-    from clperf.predictor import profiles
-    from clperf.predictor.estimate import estimate
+    from clperf.predictor.model import profiles
+    from clperf.predictor.model.estimate import estimate
     from clperf.predictor.rewrites import Rewrite, directive_local, scenario_for, speedup_text
-
     title = "Change the work-group size"
     if re.search(r"reqd_work_group_size", text):
         return Rewrite("work-group", kernel.name, "work-group", title, (),

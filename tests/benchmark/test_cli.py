@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from clperf.cli import main
-from clperf.records import Device
+from clperf.core.records import Device
 
 DATA = Path(__file__).parent / "data"
 ISSUE_KEYS = {"kernel", "file", "device", "scenario", "status", "error", "median_ms", "min_ms", "cv",
@@ -32,7 +32,6 @@ def test_devices_json(capsys):
 
 def test_peaks_cached_before_the_cache_bandwidth_was_measured_are_measured_again(tmp_path, monkeypatch):
     from clperf.benchmark import devices as devs
-
     monkeypatch.setenv("CLPERF_HOME", str(tmp_path))
     pocl = next(d for d in devs.discover(measure=False) if d.matches("pocl"))
     path = devs.cache_path(pocl)

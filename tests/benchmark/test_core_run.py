@@ -1,4 +1,4 @@
-"""PoCL's instructions run on this machine's cores (``benchmark/core_run.py``): what is changed so that
+"""PoCL's instructions run on this machine's cores (``predictor/model/core_run.py``): what is changed so that
 they can run anywhere, and real runs of them."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ import re
 import subprocess
 
 import pytest
-from clperf.benchmark import compiled, core_run
+from clperf.predictor.model import core_run
+from clperf.predictor.model import cpu_code as compiled
 
 LOOP_WITH_A_GUARD = """
 	.type	f,@function

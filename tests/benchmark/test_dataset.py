@@ -5,10 +5,11 @@ from __future__ import annotations
 import gzip
 
 import pytest
-from clperf.benchmark import dataset, store
+from clperf.benchmark import dataset
 from clperf.benchmark.runner import make_measurement
 
-from clperf.records import Device, Scenario
+from clperf.core import store
+from clperf.core.records import Device, Scenario
 
 DEV = Device("Test GPU", "Test Platform", "gpu", 10, 1000, 49152, 1024, "1.2.3")
 

@@ -10,9 +10,9 @@ from clperf.benchmark.inputs import ArrayCache, element_type, make_array, scalar
 from clperf.benchmark.runner import benchmark
 from clperf.benchmark.timing import Policy
 
-from clperf.errors import ScenarioError
-from clperf.records import Param
-from clperf.scenario import parse_flags
+from clperf.core.errors import ScenarioError
+from clperf.core.records import Param
+from clperf.core.scenario import parse_flags
 
 DATA = Path(__file__).parent / "data"
 

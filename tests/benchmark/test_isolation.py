@@ -12,7 +12,7 @@ import pytest
 from clperf.benchmark.runner import benchmark
 from clperf.benchmark.timing import Policy
 
-from clperf.scenario import parse_flags
+from clperf.core.scenario import parse_flags
 
 SRC = (Path(__file__).parent / "data" / "faulty.cl").read_text()
 

@@ -12,7 +12,7 @@ from clperf.benchmark import dataset
 from clperf.benchmark.sweep import kernels_in_file, parse_shard, run_sweep, shard_of, variants
 from clperf.benchmark.timing import Policy
 
-from clperf.errors import ClperfError
+from clperf.core.errors import ClperfError
 
 DATA = Path(__file__).parent / "data"
 

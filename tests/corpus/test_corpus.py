@@ -20,8 +20,8 @@ from clperf.benchmark.corpus.check_corpus import compile_error, run_isolated
 from clperf.benchmark.corpus.launch import all_points, corners, front_kernel
 from clperf.benchmark.corpus.sweepspec import parse_sweep
 
-from clperf.errors import ScenarioError
-from clperf.scenario import parse_flags, resolve
+from clperf.core.errors import ScenarioError
+from clperf.core.scenario import parse_flags, resolve
 
 GENERATED_MAX_BYTES = 16 << 20
 MAX_GROUP = 1024

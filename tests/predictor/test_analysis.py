@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from clperf.predictor.report import KernelReport, analyze_text
+from clperf.predictor.analysis.pipeline import KernelReport, analyze_text
 
 
 def kernel(src: str, name: str | None = None) -> KernelReport:

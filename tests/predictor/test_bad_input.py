@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from clperf.predictor.report import analyze_file, analyze_text
+from clperf.predictor.analysis.pipeline import analyze_file, analyze_text
 
 GOOD = "kernel void k(global float *a) { a[get_global_id(0)] = 1.0f; }\n"
 
@@ -95,7 +95,7 @@ def test_bad_build_option_is_a_diagnostic():
 
 
 def test_timeout_is_a_diagnostic():
-    from clperf.predictor.compile import compile_source
+    from clperf.core.compile import compile_source
 
     # a preprocessor bomb: 2^26 expansions, far longer than the 0.2 s allowed
     bomb = "#define A0 x\n" + "".join(f"#define A{i} A{i - 1} A{i - 1}\n" for i in range(1, 27))

@@ -5,15 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from clperf.predictor.buildopts import (
+
+from clperf.core.buildopts import (
     gather_build_options,
     lookup_config,
     resolve_build_options,
     workspace_root,
 )
-from clperf.predictor.compile import clang_command, compile_source
-
-from clperf.errors import InputError
+from clperf.core.compile import clang_command, compile_source
+from clperf.core.errors import InputError
 
 
 def test_order_and_relative_paths(tmp_path: Path):

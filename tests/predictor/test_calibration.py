@@ -15,11 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from clperf.predictor import calibration
-from clperf.predictor.estimate import estimate
-from clperf.predictor.report import analyze_text
+from clperf.predictor.analysis.pipeline import analyze_text
+from clperf.predictor.model import calibration
+from clperf.predictor.model.estimate import estimate
 
-from clperf.records import Measurement
+from clperf.core.records import Measurement
 
 DATA = Path(__file__).parent / "data"
 CALIBRATE_WITH = {"mapf_copy", "mapf_add", "mapf_poly8"}
@@ -39,8 +39,7 @@ def test_calibration_cuts_the_error_on_a_biased_device(tmp_path: Path,
     monkeypatch.setenv("CLPERF_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CLPERF_MODEL_DIR", str(tmp_path / "no-model"))  # the roofline, whatever ships
     monkeypatch.setenv("CLPERF_CACHE_DIR", str(tmp_path / "cache"))
-    from clperf.benchmark import store
-
+    from clperf.core import store
     src = tmp_path / "map_float.cl"
     shutil.copy(DATA / "map_float.cl", src)
     text = src.read_text()

@@ -9,7 +9,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from clperf.predictor.cache import JsonCache, key
+
+from clperf.core.cache import JsonCache, key
 
 
 def test_values_round_trip_as_json_across_instances(tmp_path: Path) -> None:
@@ -27,7 +28,7 @@ def test_a_corrupt_cache_database_means_no_cache_and_one_warning(tmp_path: Path,
     d.mkdir()
     (d / "cache.db").write_bytes(b"this is not a sqlite database" * 100)
     c = JsonCache(d)
-    with caplog.at_level(logging.WARNING, logger="clperf.predictor.cache"):
+    with caplog.at_level(logging.WARNING, logger="clperf.core.cache"):
         assert c.get("x") is None
         c.set("x", {"a": 1})
         assert c.get("x") is None
@@ -42,7 +43,7 @@ def test_a_read_only_cache_directory_means_no_cache(tmp_path: Path, caplog: pyte
     d.chmod(0o500)
     try:
         c = JsonCache(d)
-        with caplog.at_level(logging.WARNING, logger="clperf.predictor.cache"):
+        with caplog.at_level(logging.WARNING, logger="clperf.core.cache"):
             c.set("x", {"a": 1})
             assert c.get("x") is None
         assert any("cache disabled" in r.message for r in caplog.records)

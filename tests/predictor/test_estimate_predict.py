@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from clperf.predictor import profiles
-from clperf.predictor.estimate import estimate
-from clperf.predictor.report import analyze_text
+from clperf.predictor.analysis.pipeline import analyze_text
+from clperf.predictor.model import profiles
+from clperf.predictor.model.estimate import estimate
 
 from clperf.cli import main
-from clperf.scenario import parse_flags, resolve
+from clperf.core.scenario import parse_flags, resolve
 
 DATA = Path(__file__).parent / "data"
 
@@ -130,10 +130,10 @@ def test_the_roofline_path_never_imports_torch(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from clperf.predictor import profiles\n"
-        "from clperf.predictor.estimate import estimate\n"
-        "from clperf.predictor.report import analyze_text\n"
-        "from clperf.scenario import parse_flags, resolve\n"
+        "from clperf.predictor.model import profiles\n"
+        "from clperf.predictor.model.estimate import estimate\n"
+        "from clperf.predictor.analysis.pipeline import analyze_text\n"
+        "from clperf.core.scenario import parse_flags, resolve\n"
         f"p = Path({str(DATA / 'copies.cl')!r})\n"
         "k = analyze_text(p.read_text(), p).kernel('copy')\n"
         "s = resolve(parse_flags('--global 1024 --arg n=1024'), list(k.params), 1)\n"
@@ -148,7 +148,7 @@ def test_the_roofline_path_never_imports_torch(tmp_path: Path) -> None:
 def test_the_learned_model_answers_an_edit_elsewhere_without_running_again() -> None:
     """Its input is the feature row and the kernel's text: a comment added above it changes neither."""
     pytest.importorskip("torch")
-    from clperf.predictor.estimate import learned_meta, learned_model, roofline_estimate
+    from clperf.predictor.model.estimate import learned_meta, learned_model, roofline_estimate
 
     h200 = profiles.select_device("h200", discover=False)
     if learned_meta() is None:
@@ -190,9 +190,8 @@ __kernel void sums(__global const float* x, __global float* y, int n) {
 def test_on_the_local_pocl_device_the_estimate_is_pocls_own_code_counted(pocl) -> None:
     import time
 
-    from clperf.predictor import estimate as est_mod
+    from clperf.predictor.model import estimate as est_mod
     from clperf.predictor.rewrites import scenario_for
-
     k = analyze_text(SAXPY_LOOP).kernel("sums")
     sc = scenario_for(SAXPY_LOOP, k)
     # not waited for: the roofline stands in, and the code is on its way
@@ -203,8 +202,7 @@ def test_on_the_local_pocl_device_the_estimate_is_pocls_own_code_counted(pocl) -
     assert quick.model_name in (est_mod.COUNTED_MODEL, "roofline")
     assert not est_mod.counting(k, sc, pocl, SAXPY_LOOP)  # nothing left to wait for
     # the same compute as the rewrite speedup model's, from the same counted code
-    from clperf.predictor.rewrites import speedup_model
-
+    from clperf.predictor.model import speedup as speedup_model
     code = speedup_model.cpu_code(SAXPY_LOOP, "sums", sc, pocl)
     assert waited.time_ms == pytest.approx(speedup_model.roofline_for(k, sc, pocl, code).time_ms)
     # a profile is not this machine: no code, the roofline as before; and a longer loop takes longer

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from clperf.predictor import profiles
-from clperf.predictor import roofline as rl
+from clperf.predictor.model import profiles
+from clperf.predictor.model import roofline as rl
 
-from clperf.errors import DeviceError
-from clperf.records import Device
+from clperf.core.errors import DeviceError
+from clperf.core.records import Device
 
 GPU = Device("Test GPU", "Test", "gpu", 100, 2000, 49152, 1024, "1", peak_bandwidth_gbs=1000.0,
              peak_gflops=50000.0)

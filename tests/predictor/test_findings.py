@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clperf.predictor.report import Finding, analyze_text
+from clperf.predictor.analysis.pipeline import Finding, analyze_text
 
 
 def findings(src: str, rule: str) -> list[Finding]:
@@ -177,7 +177,7 @@ kernel void r(global float *a, local float *s, int n) {
 def test_every_rule_has_a_documentation_page():
     from pathlib import Path
 
-    from clperf.predictor.findings import RULES
+    from clperf.predictor.analysis.findings import RULES
 
     docs = Path(__file__).resolve().parents[2] / "docs" / "rules"
     for rule in RULES:

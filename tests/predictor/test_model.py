@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from clperf.predictor import network, tokenizer  # noqa: E402
+from clperf.predictor.model import network, tokenizer  # noqa: E402
 
 
 def _batch(cfg: network.NetConfig, rows: int = 6, kernels: int = 2):

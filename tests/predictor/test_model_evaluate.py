@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from clperf.predictor import evaluate
+from clperf.predictor.training import evaluate
 
 
 def test_metrics_reward_the_right_order_and_punish_the_reverse() -> None:

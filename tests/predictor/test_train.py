@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from clperf.predictor import estimate as estimate_mod
-from clperf.predictor.report import analyze_text
-from clperf.predictor.train import Examples, build, make_split
+from clperf.predictor.analysis.pipeline import analyze_text
+from clperf.predictor.model import estimate as estimate_mod
+from clperf.predictor.training.train import Examples, build, make_split
 
 from clperf.cli import main
-from clperf.records import Measurement
+from clperf.core.records import Measurement
 
 DATA = Path(__file__).parent / "data"
 
@@ -71,8 +71,7 @@ def test_train_writes_a_model_that_estimate_uses_and_caches(tmp_path: Path, monk
     again = estimate_mod.estimate(kernel, m.scenario, m.device, source=text, calibrate=False)
     assert again.cached and again.time_ms == pytest.approx(first.time_ms)
     # a device the model never saw gets the roofline
-    from clperf.predictor import profiles
-
+    from clperf.predictor.model import profiles
     h200 = profiles.select_device("h200", discover=False)
     assert estimate_mod.estimate(kernel, m.scenario, h200, source=text).model_name == "roofline"
 
@@ -82,9 +81,9 @@ def test_a_folder_of_parts_with_one_sources_file_reads_like_the_parts(tmp_path: 
     """``--data data/h200`` = every ``*.jsonl[.gz]`` there; sources from ``sources.jsonl.gz`` beside them."""
     import gzip
 
-    from clperf.predictor.train import expand_data
+    from clperf.predictor.training.train import expand_data
 
-    from clperf.errors import InputError
+    from clperf.core.errors import InputError
 
     monkeypatch.setenv("CLPERF_HOME", str(tmp_path / "home"))
     lines = (DATA / "pocl_map_float.jsonl").read_text().splitlines(keepends=True)
@@ -104,7 +103,7 @@ def test_a_folder_of_parts_with_one_sources_file_reads_like_the_parts(tmp_path: 
 
 
 def test_code_counts_tell_special_functions_divisions_and_doubles_apart() -> None:
-    from clperf.predictor.features import code_counts
+    from clperf.predictor.model.features import code_counts
 
     c = code_counts("__kernel void k(__global double4 *a) { a[0] = exp(a[1]) / sin(a[2]) + a[3] * 2; }"
                     "[SEP] float helper(float x) { return cos(x); }")
@@ -118,8 +117,7 @@ def test_an_ensemble_predicts_the_mean_of_its_members(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
     import torch
-    from clperf.predictor import network
-
+    from clperf.predictor.model import network
     monkeypatch.setenv("CLPERF_HOME", str(tmp_path / "home"))
     data = tmp_path / "pocl.jsonl"
     shutil.copy(DATA / "pocl_map_float.jsonl", data)
@@ -144,7 +142,7 @@ def test_an_ensemble_predicts_the_mean_of_its_members(tmp_path: Path,
 
 def test_the_example_cache_follows_the_data_not_its_path(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from clperf.predictor.train import _cache_path
+    from clperf.predictor.training.train import _cache_path
 
     monkeypatch.setenv("CLPERF_HOME", str(tmp_path / "home"))
     a, b = tmp_path / "a" / "d.jsonl", tmp_path / "b" / "d.jsonl"

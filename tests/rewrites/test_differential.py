@@ -8,7 +8,7 @@ import re
 
 import pytest
 from clperf.predictor import rewrites
-from clperf.predictor.report import analyze_text
+from clperf.predictor.analysis.pipeline import analyze_text
 from clperf.predictor.rewrites import csource, local_tile
 
 from .conftest import DATA, launches

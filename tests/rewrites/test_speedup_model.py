@@ -7,12 +7,13 @@ from __future__ import annotations
 import time
 
 import pytest
-from clperf.predictor import profiles, rewrites
-from clperf.predictor.report import analyze_text
-from clperf.predictor.rewrites import speedup_model
+from clperf.predictor import rewrites
+from clperf.predictor.analysis.pipeline import analyze_text
+from clperf.predictor.model import profiles
+from clperf.predictor.model import speedup as speedup_model
 
-from clperf.records import Device
-from clperf.scenario import parse_flags
+from clperf.core.records import Device
+from clperf.core.scenario import parse_flags
 
 # A fixed 8-iteration loop whose unrolled form is loop-free (Horner's rule, compute only).
 HORNER = """
@@ -115,7 +116,7 @@ def test_simd_lanes_apply_only_without_a_loop() -> None:
 
 
 def test_pocls_own_code_replaces_the_compute_guess() -> None:
-    from clperf.benchmark.compiled import CompiledCode
+    from clperf.predictor.model.cpu_code import CompiledCode
 
     pocl = _pocl()
     ku = _unrolled(HORNER)  # loop-free in the analysis
@@ -143,7 +144,7 @@ __kernel void gather(__global const int* idx, __global const float* x, __global 
 def test_a_stream_that_stays_in_the_cache_moves_at_the_caches_bandwidth() -> None:
     from dataclasses import replace
 
-    from clperf.benchmark.compiled import CompiledCode
+    from clperf.predictor.model.cpu_code import CompiledCode
 
     pocl = replace(_pocl(), peak_bandwidth_gbs=30.0, peak_gflops=25.0, cache_bytes=32 << 20,
                    cache_bandwidth_gbs=100.0)
@@ -184,7 +185,7 @@ __kernel void rowsum(__global const int* a, __global int* out) {
 def test_on_the_counted_code_the_memory_side_is_what_reaches_memory() -> None:
     from dataclasses import replace
 
-    from clperf.benchmark.compiled import CompiledCode
+    from clperf.predictor.model.cpu_code import CompiledCode
 
     pocl = replace(_pocl(), peak_bandwidth_gbs=30.0, peak_gflops=25.0, cache_bytes=0,
                    cache_bandwidth_gbs=None)
@@ -217,8 +218,7 @@ __kernel void mm(__global const float* A, __global const float* B, __global floa
 
 
 def test_a_column_read_with_a_power_of_two_pitch_refills_the_l1_cache_every_time() -> None:
-    from clperf.benchmark import compiled
-
+    from clperf.predictor.model import cpu_code as compiled
     cache = compiled.l1_data_cache()
     if cache is None:
         pytest.skip("no L1 data cache geometry in sysfs here")
@@ -393,8 +393,7 @@ def test_on_the_local_pocl_a_prediction_waits_for_its_code_only_as_long_as_asked
 
 @pytest.mark.slow
 def test_pocls_code_is_costed_once_per_machine_not_once_per_process(pocl, monkeypatch) -> None:
-    from clperf.benchmark import compiled
-
+    from clperf.predictor.model import cpu_code as compiled
     text = HORNER.replace("horner", "horner_once")
     k = analyze_text(text).kernel("horner_once")
     sc = rewrites.scenario_for(text, k)

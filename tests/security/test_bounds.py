@@ -16,15 +16,15 @@ import pytest
 import server_conftest
 from clperf.benchmark.inputs import scalar_value
 from clperf.benchmark.runner import precheck
-from clperf.predictor import profiles
-from clperf.predictor.estimate import check_launch
+from clperf.predictor.model import profiles
+from clperf.predictor.model.estimate import check_launch
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from clperf.cli import main
-from clperf.errors import ScenarioError
-from clperf.records import Param, Scenario
-from clperf.scenario import evaluate, parse_flags, resolve
+from clperf.core.errors import ScenarioError
+from clperf.core.records import Param, Scenario
+from clperf.core.scenario import evaluate, parse_flags, resolve
 
 FAST_S = 2.0  # generous for a shared, noisy machine: a refusal itself takes microseconds
 SMALL_BYTES = 20 << 20  # Python memory an expression may take while it is refused

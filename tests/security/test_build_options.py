@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 import server_conftest
-from clperf.predictor.report import analyze_file, analyze_text
+from clperf.predictor.analysis.pipeline import analyze_file, analyze_text
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
@@ -322,7 +322,7 @@ def test_a_benchmark_hands_the_runtime_no_refused_option(attack: str, evil: Evil
     from clperf.benchmark.devices import discover
     from clperf.benchmark.runner import benchmark
 
-    from clperf.scenario import parse_flags
+    from clperf.core.scenario import parse_flags
 
     device = next((d for d in discover(measure=False) if d.type == "cpu"), None)
     if device is None:

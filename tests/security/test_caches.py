@@ -21,7 +21,8 @@ from typing import Any
 
 import diskcache
 import pytest
-from clperf.predictor import cache as cache_mod
+
+from clperf.core import cache as cache_mod
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "benchmark" / "data"
@@ -216,7 +217,7 @@ def test_a_pickled_or_file_row_is_a_miss_and_only_its_database_row_goes(
     plant(d, "file", filename=str(tmp_path / "kept.json"), expired=False)
     plant(d, "pickled", filename=None, value="x", mode=4, expired=False)
     c = cache_mod.JsonCache(d)
-    with caplog.at_level(logging.WARNING, logger="clperf.predictor.cache"):
+    with caplog.at_level(logging.WARNING, logger="clperf.core.cache"):
         assert c.get("file") is None and c.get("pickled") is None
         c.set("ok", {"time_ms": 2.0})
         assert c.get("ok") == {"time_ms": 2.0}  # the cache is still on
@@ -249,7 +250,7 @@ def test_settings_planted_in_the_cache_database_are_not_applied(tmp_path: Path,
     con.commit()
     con.close()
     c = cache_mod.JsonCache(d)
-    with caplog.at_level(logging.WARNING, logger="clperf.predictor.cache"):
+    with caplog.at_level(logging.WARNING, logger="clperf.core.cache"):
         c.set("k", {"time_ms": 1.0})
         assert c.get("k") == {"time_ms": 1.0} and c.enabled
     c.close()
@@ -275,7 +276,6 @@ def test_an_invalid_device_peak_file_is_ignored_with_a_warning_naming_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, pocl: Any,
         peaks: dict[str, Any]) -> None:
     from clperf.benchmark import devices as devs
-
     monkeypatch.setenv("CLPERF_HOME", str(tmp_path))
     local = next(d for d in devs.discover(measure=False) if d.key == pocl.key)
     path = devs.cache_path(local)
@@ -290,7 +290,6 @@ def test_an_invalid_device_peak_file_is_ignored_with_a_warning_naming_it(
 @pytest.mark.slow
 def test_an_invalid_device_peak_file_never_switches_the_device(tmp_path: Path, pocl: Any) -> None:
     from clperf.benchmark import devices as devs
-
     home = tmp_path / "home"
     path = home / devs.cache_path(pocl).relative_to(os.environ["CLPERF_HOME"])
     path.parent.mkdir(parents=True)
@@ -306,8 +305,7 @@ def test_an_invalid_device_peak_file_never_switches_the_device(tmp_path: Path, p
 # --- the measurement store -------------------------------------------------------------------------------
 
 def _stored_line(**changes: Any) -> str:
-    from clperf.predictor import profiles
-
+    from clperf.predictor.model import profiles
     h200 = profiles.select_device("h200", discover=False)
     m = {"kernel": "vadd", "file": str(KERNEL), "source_hash": "0" * 16, "build_options": "",
          "device": h200.to_json(), "scenario": {"global": [4096], "local": [64], "args": {"n": 4096}},
@@ -319,15 +317,14 @@ def _stored_line(**changes: Any) -> str:
 
 def test_invalid_measurement_lines_are_skipped_with_a_warning_naming_the_store(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    from clperf.benchmark import store
-
+    from clperf.core import store
     monkeypatch.setenv("CLPERF_HOME", str(tmp_path))
     good = _stored_line()
     bad = [_stored_line(median_ms="fast"), _stored_line(median_ms=float("nan")),
            _stored_line(times_ms=[-1.0]), _stored_line(timestamp=5),
            _stored_line(status="pwned"), _stored_line(scenario="x"), "[1]\n"]
     store.store_path().write_text(good + "".join(bad) + good)
-    with caplog.at_level(logging.WARNING, logger="clperf.benchmark.store"):
+    with caplog.at_level(logging.WARNING, logger="clperf.core.store"):
         assert len(store.load()) == 2
     (warning,) = [r.message for r in caplog.records]
     assert str(store.store_path()) in warning and "7" in warning
@@ -377,9 +374,10 @@ def test_bench_with_an_unwritable_state_folder_prints_its_measurement(tmp_path: 
 @pytest.mark.parametrize("how", ["home is a file", "store is a folder"])
 def test_a_server_benchmark_with_an_unwritable_state_folder_keeps_its_result(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pocl: Any, how: str) -> None:
-    from clperf.predictor import frontend
     from clperf.server import benchmarking
     from clperf.server.settings import Settings
+
+    from clperf.core import frontend
 
     monkeypatch.setenv("CLPERF_HOME", str(_unwritable(tmp_path, how)))
     text = KERNEL.read_text()

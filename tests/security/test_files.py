@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from clperf.predictor import fix_cli
-from clperf.predictor.report import analyze_file
+from clperf.predictor.analysis.pipeline import analyze_file
 from lsprotocol import types
 from pygls.protocol import default_converter
 from pygls.workspace import PositionCodec
@@ -27,8 +26,9 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from clperf.cli import build_parser
-from clperf.errors import InputError
-from clperf.sourcefile import read_source, write_atomic
+from clperf.cli import fix as fix_cli
+from clperf.core.errors import InputError
+from clperf.core.sourcefile import read_source, write_atomic
 
 ROOT = Path(__file__).resolve().parents[2]
 STENCIL = (ROOT / "examples" / "stencil.cl").read_text()
@@ -147,8 +147,7 @@ def test_source_round_trips(tmp_path: Path, data: bytes, newline: str, encoding:
 def test_file_changed_while_fixing_is_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     path = tmp_path / "k.cl"
     path.write_text(STENCIL)
-    from clperf.predictor import report
-
+    from clperf.predictor.analysis import pipeline as report
     real = report.analyze_text
     edited = STENCIL.replace("float acc = 0.0f;", "float acc = 1.0f; // the user's edit")
 
@@ -225,8 +224,7 @@ def test_rewrite_after_non_ascii(tmp_path: Path, comment: str, variant: str):
 
 
 def test_front_end_columns_count_characters():
-    from clperf.predictor import frontend
-
+    from clperf.core import frontend
     text = ("kernel void k(global float *a) {\n"
             "  /*é😀*/ for (int i = 0; i < 4; i++) a[i] = 0;\n"
             "}\n/* ü */ kernel void k2(global float *b) { b[0] = 1; }\n")
@@ -327,7 +325,7 @@ def test_columns_convert_both_ways(encoding: str, units: list[int]):
 
 
 def test_clang_and_ir_columns_count_characters(tmp_path: Path):
-    from clperf.predictor.report import analyze_text
+    from clperf.predictor.analysis.pipeline import analyze_text
 
     # clang's columns count UTF-8 bytes: "éé" is 2 characters, 4 bytes
     rep = analyze_text("kernel void k(global float *a) {\n    /* éé */ a[get_global_id(0)] = BLOCK;\n}\n")

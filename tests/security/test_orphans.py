@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from clperf import children
+from clperf.core import children
 
 ROOT = Path(__file__).resolve().parents[2]
 STENCIL = ROOT / "examples" / "stencil.cl"
@@ -305,7 +305,7 @@ def test_terminate_all_from_another_thread_is_idempotent(monkeypatch: pytest.Mon
 
 POOL = """
 import concurrent.futures as cf, multiprocessing, sys, time
-from clperf import children
+from clperf.core import children
 with cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
                             initializer={initializer}) as pool:
     print(pool.submit(children.os.getpid).result(), flush=True)

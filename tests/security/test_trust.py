@@ -89,7 +89,7 @@ async def _code_actions(client: Any, uri: str, diag: types.Diagnostic) -> list[t
 @pytest.mark.slow
 async def test_an_automatic_code_action_on_the_local_pocl_runs_no_kernel(bare: Any, lsp: Any, tmp_path: Path,
                                                                          pocl: Any) -> None:
-    from clperf.paths import state_dir
+    from clperf.core.paths import state_dir
 
     # the user measured the device (``clperf devices``): PoCL has a prediction, so quick fixes get speedups
     shutil.copytree(state_dir() / "devices", tmp_path / "state" / "devices")

@@ -84,7 +84,7 @@ async def test_on_the_local_pocl_code_actions_run_nothing_and_use_counted_code_o
     import subprocess
     import sys
 
-    from clperf.paths import state_dir
+    from clperf.core.paths import state_dir
 
     # the user ran `clperf devices` (the pocl fixture measured its peaks): a device without a profile
     # (PoCL on a CPU no profile names) has no prediction before that

@@ -87,7 +87,7 @@ async def test_with_pocl_code_on_the_estimate_turns_into_pocls_counted_code_by_i
         bare: LanguageClient, lsp, tmp_path, pocl) -> None:
     import shutil
 
-    from clperf.paths import state_dir
+    from clperf.core.paths import state_dir
 
     # the user ran `clperf devices` (the pocl fixture measured its peaks): without them a device no profile
     # names has no estimate, whichever test ran before

@@ -8,14 +8,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from clperf.predictor.frontend import parse
 from clperf.server import fixes
 from clperf.server import formatting as fmt
 from clperf.server.engine import Analysis, Job
 from clperf.server.scheduler import Scheduler
 from clperf.server.settings import Settings
 
-from clperf.records import Scenario
+from clperf.core.frontend import parse
+from clperf.core.records import Scenario
 
 KERNEL = """__kernel void k(__global float *a, int n)
 {
@@ -26,7 +26,7 @@ KERNEL = """__kernel void k(__global float *a, int n)
 
 
 def test_directive_flags_round_trip_through_the_scenario_parser() -> None:
-    from clperf.scenario import parse_flags, resolve
+    from clperf.core.scenario import parse_flags, resolve
 
     kernel = parse(KERNEL)[0]
     scenario = Scenario((4096,), (64,), {"a": 4096, "n": 7}, {}, ("global", "a", "n"))
@@ -75,7 +75,7 @@ async def test_scheduler_coalesces_and_runs_one_at_a_time() -> None:
 
 @pytest.mark.slow
 def test_an_analysis_on_the_local_pocl_device_asks_again_until_pocls_code_is_costed(pocl) -> None:
-    from clperf.benchmark import compiled
+    from clperf.predictor.model import cpu_code as compiled
     from clperf.server import engine
 
     text = ("// clperf: --global 65536 --local 64 --arg a=65536 --arg b=65536\n"

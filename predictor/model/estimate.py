@@ -20,24 +20,24 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from clperf.predictor import cache as cache_mod
-from clperf.predictor import calibration, profiles
-from clperf.predictor import roofline as rl
+from clperf.predictor.model import calibration, profiles
+from clperf.predictor.model import roofline as rl
 
-from clperf.errors import ModelError, ScenarioError
-from clperf.records import Device, Estimate, Param, Scenario, type_size
-from clperf.scenario import check_sizes
+from clperf.core import cache as cache_mod
+from clperf.core.errors import ModelError, ScenarioError
+from clperf.core.records import Device, Estimate, Param, Scenario, type_size
+from clperf.core.scenario import check_sizes
 
 log = logging.getLogger(__name__)
 
-MODEL_DIR = Path(__file__).with_name("model")
+MODEL_DIR = Path(__file__).with_name("weights")
 
 # Without an evaluated interval, the roofline's is this factor either side. The evaluation report shows
 # how far off the roofline really is; train writes measured quantiles into the model's meta.
 _UNCALIBRATED_FACTOR = 3.0
 
 # The local PoCL device's estimate from its own code (``rewrites/speedup_model.py``, ``benchmark/
-# compiled.py``, ``benchmark/core_run.py``): its interval is the 10% / 90% quantiles of log(measured /
+# compiled.py``, ``predictor/model/core_run.py``): its interval is the 10% / 90% quantiles of log(measured /
 # predicted) over the 93 corpus kernels of ``bench/pocl_code_times.py`` (reports/pocl_code_times.md: AMD
 # Zen 4, costed on the cores; median 0.06)
 COUNTED_MODEL = "pocl-code"
@@ -97,8 +97,7 @@ def learned_model(directory: Path | None = None) -> Any:
     d = str(directory or model_dir())
     with _model_lock:
         if d not in _models:
-            from clperf.predictor import network
-
+            from clperf.predictor.model import network
             try:
                 _models[d] = network.Predictor.load(Path(d))
             except Exception as e:
@@ -171,8 +170,7 @@ def counted(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: s
     ``cpu_code``: every block of the work-group function counted in a run of the scenario, costed by
     llvm-mca with this CPU's measured corrections), or None on other devices and while the code is not
     there by ``code_deadline``."""
-    from clperf.predictor.rewrites import speedup_model
-
+    from clperf.predictor.model import speedup as speedup_model
     if not speedup_model.own_code(device):
         return None
     code = speedup_model.cpu_code(source, kernel.name, scenario, device, build_options, code_deadline)
@@ -188,12 +186,11 @@ def counting(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: 
              build_options: str = "") -> bool:
     """Whether ``counted`` may still get PoCL's code for this version (it is being costed or waits for a
     turn): asking again later can give a better estimate."""
-    from clperf.predictor.rewrites import speedup_model
-
+    from clperf.predictor.model import speedup as speedup_model
     if not speedup_model.own_code(device):
         return False
     try:
-        from clperf.benchmark import compiled
+        from clperf.predictor.model import cpu_code as compiled
     except ImportError:
         return False
     return not compiled.settled(source, kernel.name, scenario, device, build_options)

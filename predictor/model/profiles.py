@@ -1,6 +1,7 @@
 """Device profiles: the devices the predictor knows without the device being present.
 
-A shipped profile is a JSON file in ``predictor/profiles/`` holding the fields of ``clperf.records.Device``
+A shipped profile is a JSON file in ``predictor/model/profiles/``
+holding the fields of ``clperf.core.records.Device``
 (measured on the real device with clperf's device profiler) plus a few facts the record has no field for:
 ``launch_overhead_ms`` (the time of the smallest kernels, which no estimate goes below) and, while a peak is
 still unmeasured, the vendor's ``spec_*`` figure the roofline falls back to.
@@ -18,8 +19,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from clperf.errors import DeviceError
-from clperf.records import Device
+from clperf.core.errors import DeviceError
+from clperf.core.records import Device
 
 log = logging.getLogger(__name__)
 

@@ -7,11 +7,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from clperf.predictor.compile import Diagnostic
-from clperf.predictor.findings import RULES, Finding
-from clperf.predictor.report import FileReport
-
 from clperf import __version__
+from clperf.core.compile import Diagnostic
+from clperf.predictor.analysis.findings import RULES, Finding
+from clperf.predictor.analysis.pipeline import FileReport
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}

@@ -23,11 +23,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from clperf.predictor import profiles
+from clperf.predictor.model import profiles
 
-from clperf.errors import ScenarioError
-from clperf.records import Bound, Device, Scenario, type_size
-from clperf.scenario import evaluate
+from clperf.core.errors import ScenarioError
+from clperf.core.records import Bound, Device, Scenario, type_size
+from clperf.core.scenario import evaluate
 
 MODEL_NAME = "roofline"
 MODEL_VERSION = "3"  # also stands for the analysis behind the learned features (cache keys)

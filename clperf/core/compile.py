@@ -24,8 +24,8 @@ from pathlib import Path
 from threading import Lock
 from typing import Literal
 
-from clperf import children
-from clperf.errors import CompileError
+from clperf.core import children
+from clperf.core.errors import CompileError
 
 Severity = Literal["error", "warning", "information", "hint"]
 

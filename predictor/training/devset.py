@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clperf.errors import ClperfError, InputError
-from clperf.records import Scenario
+from clperf.core.errors import ClperfError, InputError
+from clperf.core.records import Scenario
 
 LONG_MS = 0.2  # launches at least this long are reported on their own: the ones users most want faster
 PAIR_NOISE = math.log(1.05)
-DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "devset"
+DEFAULT_DIR = Path(__file__).resolve().parents[3] / "shared" / "devset"
 
 
 @dataclass(frozen=True)
@@ -82,9 +82,9 @@ def build_options(spec: dict[str, Any], root: Path) -> str:
 def predict_all(folder: Path, device_name: str = "h200", models: Sequence[str] = ("auto", "roofline"),
                 progress: bool = True) -> list[Launch]:
     """Predict every spec with a measured time; a spec that cannot be predicted keeps its reason."""
-    from clperf.predictor import profiles
-    from clperf.predictor.estimate import estimate
-    from clperf.predictor.report import analyze_text
+    from clperf.predictor.analysis.pipeline import analyze_text
+    from clperf.predictor.model import profiles
+    from clperf.predictor.model.estimate import estimate
 
     specs = json.loads((folder / "specs.json").read_text(encoding="utf-8"))
     truth = load_truth(folder)

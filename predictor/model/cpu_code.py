@@ -4,7 +4,7 @@ PoCL turns a kernel into a work-group function: a loop over the work-items of ea
 barriers, vectorised by LLVM where it can, loops unswitched, values live across a barrier kept in
 per-work-item arrays. None of that can be read from the kernel's own IR, and it decides a CPU kernel's
 speed by up to the SIMD width. So on the local PoCL device the rewrite speedup model
-(``predictor/rewrites/speedup_model.py``) costs PoCL's own code, in three steps:
+(``predictor/model/speedup.py``) costs PoCL's own code, in three steps:
 
 1. **Build.** The kernel is launched at the scenario's sizes in an isolated worker with a private PoCL
    cache (``POCL_CACHE_DIR``); the worker stops once PoCL has written the work-group function next to
@@ -47,12 +47,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from clperf.benchmark import core_run
 from clperf.benchmark.runner import benchmark
 from clperf.benchmark.timing import Policy
+from clperf.predictor.model import core_run
 
-from clperf import children
-from clperf.records import Device, Scenario
+from clperf.core import children
+from clperf.core.records import Device, Scenario
 
 log = logging.getLogger(__name__)
 

@@ -26,10 +26,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from clperf.predictor import features
-from clperf.predictor.train import HAND_WEIGHT, Examples, Split, build, encode_kernels, fit, predict_examples
+from clperf.predictor.model import features
+from clperf.predictor.training.train import (
+    HAND_WEIGHT,
+    Examples,
+    Split,
+    build,
+    encode_kernels,
+    fit,
+    predict_examples,
+)
 
-from clperf.errors import InputError
+from clperf.core.errors import InputError
 
 PAIR_NOISE = math.log(1.05)
 
@@ -117,7 +125,7 @@ def _gbm(ex: Examples, train: np.ndarray, seed: int) -> Any:
                          "pip install scikit-learn") from e
     gbm = HistGradientBoostingRegressor(max_iter=400, learning_rate=0.08, max_leaf_nodes=63,
                                         l2_regularization=1.0, random_state=seed)
-    from clperf.predictor.network import TARGET_CLIP
+    from clperf.predictor.model.network import TARGET_CLIP
 
     # weighted as the network draws its batches: each kernel the same in all, hand-written ones HAND_WEIGHT
     kernels, counts = np.unique(ex.kernel[train], return_counts=True)
@@ -130,8 +138,8 @@ def _gbm(ex: Examples, train: np.ndarray, seed: int) -> Any:
 
 def run(data: Sequence[Path], model_dir: Path | None, report_dir: Path, *, progress: bool = True,
         baseline_minutes: float = 3.0) -> dict[str, Any]:
-    from clperf.predictor import network, tokenizer
-    from clperf.predictor.estimate import model_dir as default_model_dir
+    from clperf.predictor.model import network, tokenizer
+    from clperf.predictor.model.estimate import model_dir as default_model_dir
 
     t0 = time.monotonic()
     mdir = model_dir or default_model_dir()

@@ -15,15 +15,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from clperf.predictor import frontend
+from clperf.predictor.analysis.findings import Finding, find
 from clperf.predictor.analysis.module import analyze_ir, unanalyzed
 from clperf.predictor.analysis.records import Access, KernelReport, LoopInfo, Ops, ParamUse
-from clperf.predictor.buildopts import OptionProblem, gather_build_options
-from clperf.predictor.compile import Diagnostic, char_column, compile_source
-from clperf.predictor.findings import Finding, find
 
-from clperf import sourcefile
-from clperf.errors import ClperfError, InputError
+from clperf.core import frontend, sourcefile
+from clperf.core.buildopts import OptionProblem, gather_build_options
+from clperf.core.compile import Diagnostic, char_column, compile_source
+from clperf.core.errors import ClperfError, InputError
 
 __all__ = [
     "Access",
@@ -80,7 +79,8 @@ def _option_diag(p: OptionProblem) -> Diagnostic:
 
 
 def read_source(path: Path) -> tuple[str, list[Diagnostic]]:
-    """A file's text, read safely (``clperf.sourcefile``: regular files only, size-limited); bytes that are
+    """A file's text, read safely (``clperf.core.sourcefile``: regular files only, size-limited);
+    bytes that are
     not UTF-8 are read as Latin-1 and reported at the first bad line. Raises ``InputError``."""
     source = sourcefile.read_source(path)
     if source.encoding == "utf-8":

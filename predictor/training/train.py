@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from clperf.predictor import features
+from clperf.predictor.model import features
 
-from clperf import children, paths
-from clperf.errors import InputError
-from clperf.records import Device, Scenario
+from clperf.core import children, paths
+from clperf.core.errors import InputError
+from clperf.core.records import Device, Scenario
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,6 @@ def source_files(data: Sequence[Path]) -> list[Path]:
 
 def read_records(data: Sequence[Path]) -> list[dict[str, Any]]:
     from clperf.benchmark import dataset
-
     out = []
     for p in expand_data(data):
         for rec in dataset.read(p):
@@ -126,7 +125,6 @@ class Sources:
         self._dirs = list(extra_dirs)
         self._generated_done = False
         from clperf.benchmark import corpus, dataset
-
         for side in source_files(datasets) if datasets else []:  # each swept source once
             for rec in dataset.read(side):
                 if isinstance(rec.get("source"), str):
@@ -154,7 +152,6 @@ class Sources:
         if h not in self.by_hash and not self._generated_done and gen:
             self._generated_done = True
             from clperf.benchmark import corpus
-
             for count in (2000, 4000):
                 for _, text in corpus.generated(count, 0):
                     self.add(text)
@@ -192,9 +189,9 @@ def build(data: Sequence[Path], *, sources: Sequence[Path] = (), progress: bool 
 
 def _build(records: list[dict[str, Any]], sources: Sources, progress: bool) -> Examples:
     from clperf.benchmark.corpus import family_of
-    from clperf.predictor import roofline as rl
-    from clperf.predictor import tokenizer
-    from clperf.predictor.report import analyze_text
+    from clperf.predictor.analysis.pipeline import analyze_text
+    from clperf.predictor.model import roofline as rl
+    from clperf.predictor.model import tokenizer
 
     names = features.names()
     rows: list[list[float]] = []
@@ -247,8 +244,7 @@ def _build(records: list[dict[str, Any]], sources: Sources, progress: bool) -> E
             k_fam.append(fam)
             k_gen.append(fam.startswith("gen-"))
             k_text.append(code)
-        from clperf.predictor import profiles
-
+        from clperf.predictor.model import profiles
         bw = profiles.peaks(device)[0]
         m = float(rec["median_ms"])
         rows.append(features.as_list(f, names))
@@ -272,7 +268,7 @@ def _build(records: list[dict[str, Any]], sources: Sources, progress: bool) -> E
 
 
 def _analyze_one(job: tuple[str, str, str]) -> dict[str, Any]:
-    from clperf.predictor.report import analyze_text
+    from clperf.predictor.analysis.pipeline import analyze_text
 
     text, where, opts = job
     try:
@@ -404,8 +400,7 @@ def normalisation(X: np.ndarray, names: list[str]) -> dict[str, Any]:
 
 
 def encode_kernels(ex: Examples, tok: Any, max_len: int) -> list[list[int]]:
-    from clperf.predictor import tokenizer
-
+    from clperf.predictor.model import tokenizer
     return [tokenizer.encode(tok, t, max_len) for t in ex.kernel_text]
 
 
@@ -419,8 +414,7 @@ def fit(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[int]] | N
     kernels outnumber the hand-written families about 7 to 1, and the kernels users write (and the public
     suites) look like the families, not like the generator's patterns."""
     import torch
-    from clperf.predictor import network
-
+    from clperf.predictor.model import network
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     dev = torch_device(device_type)
@@ -543,8 +537,7 @@ def predict(model: Any, Xn: Any, kernel: np.ndarray, rows: np.ndarray, tok_all: 
             chunk: int = 1024) -> np.ndarray:
     """Predicted log-ratios for ``rows`` (normalised features ``Xn``), kernels encoded once per chunk."""
     import torch
-    from clperf.predictor import network
-
+    from clperf.predictor.model import network
     out = np.empty(len(rows), dtype=np.float32)
     model.eval()
     with torch.no_grad():
@@ -565,8 +558,7 @@ def predict(model: Any, Xn: Any, kernel: np.ndarray, rows: np.ndarray, tok_all: 
 def predict_examples(model: Any, norm: dict[str, Any], ex: Examples, rows: np.ndarray,
                      tokens: list[list[int]] | None) -> np.ndarray:
     import torch
-    from clperf.predictor import network
-
+    from clperf.predictor.model import network
     mean = np.asarray(norm["mean"], dtype=np.float32)
     std = np.asarray(norm["std"], dtype=np.float32)
     Xn = torch.from_numpy((ex.X - mean) / std).float()
@@ -604,8 +596,7 @@ def fit_members(ex: Examples, part: np.ndarray, cfg: Any, *, tokens: list[list[i
     import multiprocessing
 
     import torch
-    from clperf.predictor import network
-
+    from clperf.predictor.model import network
     if members == 1:
         res = fit(ex, part, cfg, tokens=tokens, minutes=minutes, epochs=epochs, seed=seed,
                   device_type=device_type, progress=progress)
@@ -635,8 +626,7 @@ def run(data: Sequence[Path], out: Path, *, minutes: float = 12.0, epochs: int |
         split_from: Path | None = None) -> dict[str, Any]:
     """Build examples, split, fit the network (or ``members`` of an ensemble), write the model folder;
     returns a summary."""
-    from clperf.predictor import network, tokenizer
-
+    from clperf.predictor.model import network, tokenizer
     t0 = time.monotonic()
     ex = build(data, sources=sources, progress=progress)
     if len(ex) == 0:
@@ -693,5 +683,4 @@ def run(data: Sequence[Path], out: Path, *, minutes: float = 12.0, epochs: int |
 
 def _family_files() -> list[Path]:
     from clperf.benchmark import corpus
-
     return corpus.families()

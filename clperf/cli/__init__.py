@@ -1,7 +1,7 @@
 """The ``clperf`` command. Each part of the package registers its own subcommands:
 
-* ``clperf.predictor.cli``: analyze, check, predict, fix, train, evaluate
-* ``clperf.benchmark.cli``: devices, bench, sweep
+* ``clperf.cli.predict``: analyze, check, predict, fix, train, evaluate
+* ``clperf.cli.bench``: devices, bench, sweep
 * ``clperf.server.cli``: serve
 
 This module holds the flags several commands share and the one error boundary: a ``ClperfError`` becomes
@@ -18,9 +18,10 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from clperf import __version__, children
-from clperf.errors import ClperfError, ScenarioError
-from clperf.scenario import ScenarioSpec, make_spec
+from clperf import __version__
+from clperf.core import children
+from clperf.core.errors import ClperfError, ScenarioError
+from clperf.core.scenario import ScenarioSpec, make_spec
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
@@ -57,8 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      description="OpenCL kernel performance, before you run it.")
     parser.add_argument("--version", action="version", version=f"clperf {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    from clperf.benchmark import cli as benchmark_cli
-    from clperf.predictor import cli as predictor_cli
+    from clperf.cli import bench as benchmark_cli
+    from clperf.cli import predict as predictor_cli
     from clperf.server import cli as server_cli
 
     predictor_cli.register(sub)

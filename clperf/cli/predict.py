@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from clperf.cli import add_build_options, add_json_flag
-from clperf.errors import InputError
+from clperf.core.errors import InputError
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -74,10 +74,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
     add_build_options(c)
     c.set_defaults(run=run_check)
 
-    from clperf.predictor import model_cli  # predict, train, evaluate (the predictor engineer's)
+    from clperf.cli import model as model_cli
 
     model_cli.register(sub)
-    from clperf.predictor import fix_cli  # fix (the rewrites engineer's)
+    from clperf.cli import fix as fix_cli
 
     fix_cli.register(sub)
 
@@ -86,7 +86,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
 
 
 def run_analyze(ns: argparse.Namespace) -> int:
-    from clperf.predictor.report import analyze_file
+    from clperf.predictor.analysis.pipeline import analyze_file
 
     path: Path = ns.file
     if not path.exists():
@@ -206,8 +206,8 @@ def _files(paths: Iterable[Path]) -> list[Path]:
 
 
 def run_check(ns: argparse.Namespace) -> int:
-    from clperf.predictor.report import analyze_file
-    from clperf.predictor.sarif import to_sarif
+    from clperf.cli.sarif import to_sarif
+    from clperf.predictor.analysis.pipeline import analyze_file
 
     files = _files(ns.paths)
     reports = [analyze_file(f, ns.build_options) for f in files]

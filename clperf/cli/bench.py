@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from clperf.cli import add_build_options, add_json_flag, add_scenario_flags, scenario_from_args
-from clperf.errors import ClperfError, InputError
-from clperf.records import Device, Measurement
-from clperf.scenario import ScenarioSpec, parse_flags
+from clperf.core.errors import ClperfError, InputError
+from clperf.core.records import Device, Measurement
+from clperf.core.scenario import ScenarioSpec, parse_flags
 
 EXIT_FAILED = 1
 
@@ -105,7 +105,7 @@ def format_device(d: Device) -> str:
 # --- bench -----------------------------------------------------------------------------------------------
 
 def _read(path: str) -> str:
-    from clperf.sourcefile import read_source
+    from clperf.core.sourcefile import read_source
 
     return read_source(path).text  # regular files only, size-limited; InputError says why not
 
@@ -113,7 +113,7 @@ def _read(path: str) -> str:
 def workspace_scenario(path: Path, kernel: str) -> ScenarioSpec:
     """``[kernels.NAME] scenario = "..."`` of the clperf.toml that applies to ``path`` (empty when absent):
     the one build options come from, looked up no higher than the repository and only if it is the user's."""
-    from clperf.predictor.buildopts import find_config, read_config
+    from clperf.core.buildopts import find_config, read_config
 
     config = find_config(path.parent)
     if config is None:
@@ -125,7 +125,7 @@ def workspace_scenario(path: Path, kernel: str) -> ScenarioSpec:
 
 
 def pick_kernel(source: str, name: str | None, path: str) -> Any:
-    from clperf.predictor.frontend import parse
+    from clperf.core.frontend import parse
 
     kernels = parse(source)
     if not kernels:
@@ -142,12 +142,12 @@ def pick_kernel(source: str, name: str | None, path: str) -> Any:
 
 
 def cmd_bench(ns: argparse.Namespace) -> int:
-    from clperf.benchmark import store
     from clperf.benchmark.devices import select
     from clperf.benchmark.progress import Progress
     from clperf.benchmark.runner import benchmark
     from clperf.benchmark.timing import Policy
-    from clperf.predictor.buildopts import resolve_build_options
+    from clperf.core import store
+    from clperf.core.buildopts import resolve_build_options
 
     source = _read(ns.file)
     k = pick_kernel(source, ns.kernel, ns.file)
@@ -215,9 +215,8 @@ def format_measurement(m: Measurement) -> str:
 
 def buffer_bytes(m: Measurement) -> int:
     """Bytes of the ``__global`` buffers of a measurement (from the source's parameter types)."""
-    from clperf.predictor.frontend import parse
-
-    from clperf.sourcefile import read_source
+    from clperf.core.frontend import parse
+    from clperf.core.sourcefile import read_source
 
     try:
         source = read_source(m.file).text if m.file else ""
@@ -237,7 +236,7 @@ def cmd_sweep(ns: argparse.Namespace) -> int:
     from clperf.benchmark.progress import Progress
     from clperf.benchmark.sweep import find_files, kernels_in_file, parse_shard, run_sweep, shard_of
     from clperf.benchmark.timing import Policy
-    from clperf.predictor.buildopts import resolve_build_options
+    from clperf.core.buildopts import resolve_build_options
 
     if ns.max_variants < 1:
         raise InputError("--max-variants must be at least 1")

@@ -35,7 +35,7 @@ import threading
 import time
 from pathlib import Path
 
-from clperf import children
+from clperf.core import children
 
 log = logging.getLogger(__name__)
 
@@ -199,8 +199,7 @@ def runnable(instructions: list[str]) -> list[str] | None:
     (the module's docstring): memory operands moved into the private buffer, masks set to ones, jumps as
     counted (``TAKEN``, ``NOT_TAKEN``; others left out), gathers, scatters and writes to ``%rsp`` left out;
     None when one of them must not run here."""
-    from clperf.benchmark import compiled
-
+    from clperf.predictor.model import cpu_code as compiled
     regions: dict[tuple[str | None, ...], int] = {}
     symbols: dict[str, int] = {}
     passes: dict[tuple[str | None, ...], int] = {}

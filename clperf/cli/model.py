@@ -1,4 +1,4 @@
-"""``clperf predict``, ``clperf train`` and ``clperf evaluate`` (registered from ``clperf.predictor.cli``).
+"""``clperf predict``, ``clperf train`` and ``clperf evaluate`` (registered from ``clperf.cli.predict``).
 
 Thin: parse flags, call the predictor, print text or JSON. Errors are ``ClperfError``s that
 ``clperf.cli.main`` turns into one line.
@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from clperf.cli import add_build_options, add_json_flag, add_scenario_flags, scenario_from_args
-from clperf.errors import InputError, ScenarioError
-from clperf.records import Scenario
-from clperf.scenario import ScenarioSpec, parse_flags, resolve
+from clperf.core.errors import InputError, ScenarioError
+from clperf.core.records import Scenario
+from clperf.core.scenario import ScenarioSpec, parse_flags, resolve
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
                                    "(clperf sweep output).")
     t.add_argument("--data", nargs="+", type=Path, required=True,
                    help="datasets (*.jsonl[.gz]) or folders of them")
-    t.add_argument("--out", type=Path, default=Path("predictor/model"), help="model folder to write")
+    t.add_argument("--out", type=Path, default=Path("predictor/model/weights"), help="model folder to write")
     t.add_argument("--minutes", type=float, default=12.0, help="training time budget (default 12)")
     t.add_argument("--epochs", type=int, default=None, help="stop after this many epochs (default: by time)")
     t.add_argument("--test-share", type=float, default=0.2,
@@ -80,9 +80,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
 
 
 def _predict(ns: argparse.Namespace) -> int:
-    from clperf.predictor import profiles
-    from clperf.predictor.estimate import COUNTED_MODEL, check_launch, doubts, estimate
-    from clperf.predictor.rewrites.speedup_model import own_code
+    from clperf.predictor.model import profiles
+    from clperf.predictor.model.estimate import COUNTED_MODEL, check_launch, doubts, estimate
+    from clperf.predictor.model.speedup import own_code
 
     spec = scenario_from_args(ns)
     target = load_target(ns.file, ns.kernel, spec, ns.build_options)
@@ -129,17 +129,16 @@ def _predict(ns: argparse.Namespace) -> int:
 @dataclass(frozen=True)
 class Target:
     text: str
-    kernel: Any  # clperf.predictor.report.KernelReport
+    kernel: Any  # clperf.predictor.analysis.pipeline.KernelReport
     scenario: Scenario
     warnings: tuple[str, ...] = ()
 
 
 def load_target(path: Path, kernel_name: str | None, cli_spec: ScenarioSpec, build_options: str) -> Target:
     """Read, compile and analyse ``path``; pick the kernel; resolve its scenario (directive < CLI)."""
-    from clperf.predictor import frontend
-    from clperf.predictor.report import analyze_text
-
-    from clperf.sourcefile import read_source
+    from clperf.core import frontend
+    from clperf.core.sourcefile import read_source
+    from clperf.predictor.analysis.pipeline import analyze_text
 
     text = read_source(path).text  # regular files only, size-limited; InputError says why not
     report = analyze_text(text, path, build_options)
@@ -185,8 +184,7 @@ def _ms(t: float) -> str:
 
 
 def _train(ns: argparse.Namespace) -> int:
-    from clperf.predictor import train
-
+    from clperf.predictor.training import train
     train.expand_data(ns.data)  # a clear error for a missing dataset or an empty folder
     if ns.members < 1:
         raise InputError(f"--members must be at least 1, not {ns.members}")
@@ -204,9 +202,8 @@ def _evaluate(ns: argparse.Namespace) -> int:
         return _evaluate_devset(ns)
     if not ns.data:
         raise InputError("clperf evaluate needs --data DATASET ... or --devset [DIR]")
-    from clperf.predictor import evaluate
-    from clperf.predictor import train as train_mod
-
+    from clperf.predictor.training import evaluate
+    from clperf.predictor.training import train as train_mod
     train_mod.expand_data(ns.data)  # a clear error for a missing dataset or an empty folder
     result = evaluate.run(ns.data, ns.model, ns.report, progress=not ns.json,
                           baseline_minutes=ns.baseline_minutes)
@@ -220,8 +217,7 @@ def _evaluate_devset(ns: argparse.Namespace) -> int:
     import datetime
     import subprocess
 
-    from clperf.predictor import devset
-
+    from clperf.predictor.training import devset
     folder = Path(ns.devset) if ns.devset else devset.DEFAULT_DIR
     if not (folder / "specs.json").is_file():
         raise InputError(f"no dev set at {folder} (it needs specs.json and truth*.jsonl)")

@@ -32,8 +32,7 @@ _SPLIT = r"[A-Za-z_#][A-Za-z_0-9]*|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?[fFuUlL]*|\S"
 
 def kernel_text(source: str, kernel: str) -> str:
     """The kernel's own text first, then the rest of the file, without comments."""
-    from clperf.predictor import frontend
-
+    from clperf.core import frontend
     lines = source.split("\n")
     k = next((k for k in frontend.parse(source) if k.name == kernel), None)
     if k is None:

@@ -139,7 +139,7 @@ class Device:
 
     @property
     def is_pocl(self) -> bool:
-        """PoCL's CPU device (whose compiled kernels ``benchmark/compiled.py`` can read and count)."""
+        """PoCL's CPU device (whose compiled kernels ``predictor/model/cpu_code.py`` can read and count)."""
         return self.type == "cpu" and PLATFORM_NICKNAMES.get(self.platform) == "PoCL"
 
     @property

@@ -17,8 +17,8 @@ from functools import lru_cache
 import tree_sitter as ts
 import tree_sitter_c as tsc
 
-from clperf.records import AddressSpace, Param
-from clperf.scenario import DIRECTIVE
+from clperf.core.records import AddressSpace, Param
+from clperf.core.scenario import DIRECTIVE
 
 _QUALIFIERS = re.compile(
     r"\b(__kernel|kernel|__global|global|__local|local|__constant|constant|__private|private|"

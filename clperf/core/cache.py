@@ -34,7 +34,7 @@ from typing import Any, TypeVar, overload
 import diskcache
 from diskcache.core import DEFAULT_SETTINGS, METADATA, MODE_RAW, UNKNOWN
 
-from clperf import paths
+from clperf.core import paths
 
 log = logging.getLogger(__name__)
 
@@ -252,7 +252,7 @@ _default: JsonCache | None = None
 
 
 def default() -> JsonCache:
-    """The per-user cache under ``clperf.paths.state_dir()/cache`` (``CLPERF_CACHE_DIR`` overrides)."""
+    """The per-user cache under ``clperf.core.paths.state_dir()/cache`` (``CLPERF_CACHE_DIR`` overrides)."""
     global _default
     if _default is None:
         env = os.environ.get("CLPERF_CACHE_DIR")

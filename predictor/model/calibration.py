@@ -1,7 +1,7 @@
 """Calibration: the user's own measurements of a device correct later estimates for that device.
 
 Every model is off on some device in a systematic way (a driver with a slow launch path, a CPU whose caches
-the roofline misjudges). ``clperf bench`` stores each measurement locally (``clperf.benchmark.store``); here
+the roofline misjudges). ``clperf bench`` stores each measurement locally (``clperf.core.store``); here
 each stored measurement of the device is compared with what the model predicts for it, and the median
 log-ratio ``log(measured / predicted)`` becomes a multiplicative correction.
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from clperf.records import Device, Estimate, Measurement
+from clperf.core.records import Device, Estimate, Measurement
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ def apply_to(est: Estimate, cal: Calibration, device: Device) -> Estimate:
     """``est`` corrected by ``cal`` (unchanged when no measurement calibrates it)."""
     if cal.measurements == 0:
         return est
-    from clperf.predictor.roofline import cycles
+    from clperf.predictor.model.roofline import cycles
 
     f = cal.factor
     t = est.time_ms * f
@@ -95,7 +95,7 @@ def pairs(measurements: Iterable[Measurement],
 def stored_measurements(device: Device) -> list[Measurement]:
     """The user's stored measurements of ``device`` (none when the benchmark store is unavailable)."""
     try:
-        from clperf.benchmark import store
+        from clperf.core import store
     except ImportError:
         return []
     try:
@@ -110,11 +110,11 @@ def predict_stored(m: Measurement, device: Device) -> float | None:
 
     Skipped (None) when the file is gone or changed since it was measured (its hash differs).
     """
-    from clperf.predictor import cache as cache_mod
-    from clperf.predictor.estimate import estimate
+    from clperf.predictor.model.estimate import estimate
 
-    from clperf.errors import InputError
-    from clperf.sourcefile import read_source
+    from clperf.core import cache as cache_mod
+    from clperf.core.errors import InputError
+    from clperf.core.sourcefile import read_source
 
     path = Path(m.file)
     try:
@@ -123,7 +123,7 @@ def predict_stored(m: Measurement, device: Device) -> float | None:
         return None
     if m.source_hash and not cache_mod.source_hash(text).startswith(m.source_hash):
         return None  # the benchmark's hash is a prefix of the same sha256
-    from clperf.predictor.report import analyze_text
+    from clperf.predictor.analysis.pipeline import analyze_text
 
     report = analyze_text(text, path, m.build_options)
     kernel = next((k for k in report.kernels if k.name == m.kernel), None)
@@ -144,7 +144,7 @@ def for_device(device: Device) -> Calibration:
     ms = stored_measurements(device)
     if not ms:
         return NONE
-    from clperf.predictor.estimate import learned_meta
+    from clperf.predictor.model.estimate import learned_meta
 
     meta = learned_meta() or {}
     state = (device.key, len(ms), max(m.timestamp for m in ms), meta.get("version"))

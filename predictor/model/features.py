@@ -21,10 +21,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from clperf.predictor import profiles
-from clperf.predictor import roofline as rl
+from clperf.predictor.model import profiles
+from clperf.predictor.model import roofline as rl
 
-from clperf.records import Device, Scenario
+from clperf.core.records import Device, Scenario
 
 PATTERNS = ("contiguous", "strided", "indirect", "uniform", "unknown")
 UTIL_BINS = (0.1, 0.3, 0.6)  # bandwidth-utilisation classes: <10%, 10-30%, 30-60%, >=60% of peak

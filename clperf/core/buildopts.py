@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from clperf.errors import InputError
+from clperf.core.errors import InputError
 
 log = logging.getLogger("clperf")
 

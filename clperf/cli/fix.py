@@ -5,7 +5,8 @@ disabled), then shows the chosen one as a unified diff (default) or writes it in
 ``--rule work-group`` prints the work-group size recommendation and, with ``--apply``, writes it into the
 kernel's ``// clperf:`` directive. Exit status 1 when there is nothing that can be applied.
 
-``--apply`` never loses the file (``clperf.sourcefile``): the change is written in the file's own encoding,
+``--apply`` never loses the file (``clperf.core.sourcefile``):
+the change is written in the file's own encoding,
 BOM and line endings, to a temp file in the same folder that is renamed over it, and only if the file
 still holds the bytes that were read; on any failure the original is left as it was.
 """
@@ -19,8 +20,8 @@ import sys
 from pathlib import Path
 
 from clperf.cli import add_build_options, add_json_flag, add_scenario_flags, scenario_from_args
-from clperf.errors import InputError
-from clperf.sourcefile import read_source, write_atomic
+from clperf.core.errors import InputError
+from clperf.core.sourcefile import read_source, write_atomic
 
 RULES = ("unroll-candidate", "local-cache-candidate", "work-group")
 ALIASES = {"unroll": "unroll-candidate", "local": "local-cache-candidate",
@@ -59,8 +60,9 @@ def _device(profiles, text: str | None):  # noqa: ANN001, ANN202
 
 
 def run_fix(ns: argparse.Namespace) -> int:
-    from clperf.predictor import profiles, rewrites
-    from clperf.predictor.report import analyze_text
+    from clperf.predictor import rewrites
+    from clperf.predictor.analysis.pipeline import analyze_text
+    from clperf.predictor.model import profiles
 
     rule = ALIASES.get(ns.rule, ns.rule)
     if rule not in RULES:

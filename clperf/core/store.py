@@ -18,9 +18,9 @@ import math
 from pathlib import Path
 from typing import Any, get_args
 
-from clperf.errors import ClperfError
-from clperf.paths import ensure, state_dir
-from clperf.records import Measurement, Status
+from clperf.core.errors import ClperfError
+from clperf.core.paths import ensure, state_dir
+from clperf.core.records import Measurement, Status
 
 log = logging.getLogger(__name__)
 

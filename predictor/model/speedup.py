@@ -18,7 +18,7 @@ come from) change the roofline's inputs here, and only here: ``estimate`` and th
   tile: the loader's loops, a barrier, loop-free reads) the work outside loops runs at that rate; the
   FLOP peak itself was measured by a kernel with a loop, i.e. at the scalar rate. "No loop left" is a
   guess from the IR. When the device is the local PoCL, its own code answers instead (``cpu_code``,
-  ``benchmark/compiled.py``): PoCL's work-group function, each block run as often as an instrumented
+  ``predictor/model/cpu_code.py``): PoCL's work-group function, each block run as often as an instrumented
   run of the scenario counts, costed by llvm-mca (LLVM's scheduling model of the host CPU). Its cycles
   replace the roofline's compute time, and the SIMD and barrier guesses with it: vector or scalar code,
   masked loads and stores, unswitched loops, remainder loops, the loops a barrier splits the kernel
@@ -45,11 +45,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from clperf.predictor import profiles
-from clperf.predictor import roofline as rl
 from clperf.predictor.analysis.records import Ops
+from clperf.predictor.model import profiles
+from clperf.predictor.model import roofline as rl
 
-from clperf.records import Device, Scenario
+from clperf.core.records import Device, Scenario
 
 MODEL = f"roofline+compiler {rl.MODEL_VERSION}"  # named in each prediction's note
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ def as_compiled(text: str, kernel: Any, device: Device, path: Path | None = None
     threshold = profiles.facts(device).compiler_unroll_threshold
     if threshold <= 0:
         return kernel
-    from clperf.predictor.report import analyze_text
+    from clperf.predictor.analysis.pipeline import analyze_text
 
     k = analyze_text(text, path, build_options, unroll_threshold=threshold).kernel(kernel.name)
     return k if k is not None and k.analyzed else kernel
@@ -82,18 +82,18 @@ def own_code(device: Device) -> bool:
 def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_options: str = "",
              deadline: float | None = None, run: bool = True) -> Any:
     """PoCL's own code for one launch of ``kernel`` at ``scenario``, counted and costed
-    (``benchmark/compiled.py``), when ``device`` is the local PoCL device; else None, also when it is not
+    (``predictor/model/cpu_code.py``),
+    when ``device`` is the local PoCL device; else None, also when it is not
     ready by ``deadline`` (``time.monotonic()``; None: wait for it). Counting runs the kernel (native code
     the file's author wrote): with ``run`` False only a costing already in the prediction cache is used
     and nothing runs. Needs the benchmark side (pyopencl)."""
     if not own_code(device):
         return None
     try:
-        from clperf.benchmark import compiled
+        from clperf.predictor.model import cpu_code as compiled
     except ImportError:  # the benchmark side is optional at estimate time
         return None
-    from clperf.predictor import cache as cache_mod
-
+    from clperf.core import cache as cache_mod
     # costed once per machine, not once per process: the prediction cache keeps each costing (JSON)
     key = cache_mod.key("pocl-code", cache_mod.source_hash(text), kernel, build_options, device.key,
                         scenario.to_json(), compiled.COST_VERSION, compiled._tool(compiled.MCA))
@@ -118,9 +118,9 @@ def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_o
 def _cached_code(d: Any) -> Any:
     """A costing from the prediction cache, checked: positive cycles and work-items, text names; else
     ValueError, TypeError or KeyError (the cache drops the row)."""
-    from clperf.benchmark import compiled
-    from clperf.predictor import cache as cache_mod
+    from clperf.predictor.model import cpu_code as compiled
 
+    from clperf.core import cache as cache_mod
     if not isinstance(d, dict) or not isinstance(d["loops"], list) or not isinstance(d["function"], str):
         raise TypeError("not a costing object")
     items = d["work_items"]
@@ -145,7 +145,7 @@ def refill_cycles(kernel: Any, scenario: Scenario) -> float:
     scenario's arguments and work-item 0; a nest whose offsets or trip counts are not known there, or
     longer than ``REFILL_PASS_LIMIT`` accesses, is left out."""
     try:
-        from clperf.benchmark import compiled
+        from clperf.predictor.model import cpu_code as compiled
     except ImportError:  # the benchmark side is optional at estimate time
         return 0.0
     cache = compiled.l1_data_cache()
@@ -216,7 +216,7 @@ def aliased_reads(kernel: Any, scenario: Scenario) -> list[tuple[int, int]]:
     if has_loops(kernel) or not any(a.kind == "store" for a in accesses) or any(
             not getattr(a, "offset", None) for a in accesses) or not scenario.local_size:
         return []
-    from clperf.benchmark import core_run  # the work-item loop's vector: PoCL's code's fact
+    from clperf.predictor.model import core_run  # the work-item loop's vector: PoCL's code's fact
     from clperf.predictor.analysis import poly
 
     local = tuple(scenario.local_size) + (1, 1)

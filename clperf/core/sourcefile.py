@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from clperf.errors import InputError
+from clperf.core.errors import InputError
 
 MAX_SOURCE_BYTES = 8 * 2**20  # kernel files are kilobytes; the analysis itself stops at 1 MB
 _BOM = b"\xef\xbb\xbf"

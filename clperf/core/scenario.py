@@ -33,8 +33,8 @@ import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from clperf.errors import ScenarioError
-from clperf.records import Param, Scenario, split_vector
+from clperf.core.errors import ScenarioError
+from clperf.core.records import Param, Scenario, split_vector
 
 DEFAULT_GLOBAL = {1: (1048576,), 2: (1024, 1024), 3: (128, 128, 64)}
 DEFAULT_FLOAT = 1.5
