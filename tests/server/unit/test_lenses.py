@@ -1,0 +1,138 @@
+"""Code lenses (``clperf.server.lenses``): the titles above each kernel, from hand-made records."""
+
+from __future__ import annotations
+
+from clperf.core.frontend import parse
+from clperf.core.records import Device, Estimate, Measurement, Scenario, Status
+from clperf.server.documents import Measured, kernel_text
+from clperf.server.engine import Analysis, KernelResult
+from clperf.server.lenses import BENCHMARK_COMMAND, estimate_title, kernel_lenses, measured_title
+
+SOURCE = """__kernel void scale(__global float *a, float f)
+{
+    a[get_global_id(0)] *= f;
+}
+
+// clperf: --global 4096
+__kernel void fill(__global float *b)
+{
+    b[get_global_id(0)] = 1.0f;
+}
+"""
+H200 = Device("NVIDIA H200", "NVIDIA CUDA", "gpu", 132, 1980, 49152, 1024, "560.35")
+WRITTEN = Scenario((4096,), (64,), {"a": 4096, "f": 2.0})
+ON_DEFAULTS = Scenario((1048576,), None, {"a": 1048576, "f": 1.0}, defaulted=("global", "local", "a", "f"))
+ESTIMATE = Estimate(
+    time_ms=0.00654,
+    cycles=12_900,
+    interval_ms=(0.0041, 0.0098),
+    bound="memory",
+    bandwidth_utilization=0.42,
+    model_name="roofline",
+    model_version="3",
+)
+
+
+def result(
+    scenario: Scenario | None = WRITTEN,
+    estimate: Estimate | None = ESTIMATE,
+    problem: str | None = None,
+    name: str = "scale",
+) -> KernelResult:
+    return KernelResult(name, None, scenario, None, estimate, problem)
+
+
+def measurement(
+    status: Status = "ok", median_ms: float | None = 0.0071, error: str | None = None
+) -> Measurement:
+    return Measurement(
+        kernel="scale",
+        file="k.cl",
+        source_hash="0123456789abcdef",
+        build_options="",
+        scenario=WRITTEN,
+        device=H200,
+        status=status,
+        error=error,
+        times_ms=(0.0071,) * 5 if median_ms else (),
+        median_ms=median_ms,
+        min_ms=median_ms,
+        cv=0.01,
+        outliers_removed=0,
+        checked=True,
+        timestamp="2025-01-02T03:04:05",
+        clperf_version="0.1.0",
+    )
+
+
+def test_the_estimate_lens_names_time_cycles_device_and_bound() -> None:
+    assert (
+        estimate_title(result(), "NVIDIA H200") == "≈ 6.54 µs · 12.9 k cycles on NVIDIA H200 · memory-bound"
+    )
+
+
+def test_the_estimate_lens_says_when_the_launch_size_is_the_default() -> None:
+    assert estimate_title(result(ON_DEFAULTS), "NVIDIA H200").endswith(" · memory-bound · default scenario")
+    # defaulted arguments alone (the launch size written) do not earn the mark
+    args_only = Scenario((4096,), (64,), {"a": 4096, "f": 1.0}, defaulted=("f",))
+    assert estimate_title(result(args_only), "NVIDIA H200").endswith(" · memory-bound")
+
+
+def test_a_kernel_without_an_estimate_says_why() -> None:
+    assert (
+        estimate_title(result(estimate=None, problem="no target device"), "x")
+        == "clperf: no estimate (no target device)"
+    )
+    assert estimate_title(result(estimate=None), "x") == "clperf: no estimate (unknown reason)"
+
+
+def test_the_measured_lens_puts_the_estimate_beside_the_measurement() -> None:
+    m = Measured(measurement(), ESTIMATE)
+    assert measured_title(m) == "measured 7.1 µs (est. 6.54 µs) on NVIDIA H200"
+    # once the kernel is edited, the old estimate is not the one to compare with
+    assert measured_title(m, stale=True) == "measured 7.1 µs on NVIDIA H200 before your last edit"
+
+
+def test_a_failed_benchmark_shows_the_first_line_of_its_error_cut_to_80_characters() -> None:
+    error = "build failed: " + "x" * 100 + "\n<source>:3:5: error: use of undeclared identifier"
+    title = measured_title(Measured(measurement("build-error", None, error), None))
+    assert title == "benchmark build-error: " + ("build failed: " + "x" * 100)[:80]
+    assert measured_title(Measured(measurement("timeout", None), None)) == "benchmark timeout: no time"
+
+
+def test_every_kernel_gets_its_lenses_on_its_declaration_line() -> None:
+    kernels = parse(SOURCE)
+    analysis = Analysis("file:///k.cl", 1, "", H200, (), {"scale": result()}, 1.0)
+    lenses = kernel_lenses("file:///k.cl", kernels, analysis, {})
+    assert [(lens.line, lens.title, lens.command) for lens in lenses] == [
+        (1, "≈ 6.54 µs · 12.9 k cycles on NVIDIA H200 · memory-bound", ""),
+        (1, "Benchmark", BENCHMARK_COMMAND),
+        # fill is not in the analysis (typed since the last save): it can still be benchmarked
+        (7, "Benchmark", BENCHMARK_COMMAND),
+    ]
+    assert lenses[2].arguments == ({"uri": "file:///k.cl", "kernel": "fill"},)
+
+
+def test_lenses_before_the_first_analysis_and_without_a_device() -> None:
+    lenses = kernel_lenses("file:///k.cl", parse(SOURCE), None, {})
+    assert [(lens.line, lens.title) for lens in lenses] == [
+        (1, "clperf: estimating…"),
+        (1, "Benchmark"),
+        (7, "clperf: estimating…"),
+        (7, "Benchmark"),
+    ]
+    analysis = Analysis("file:///k.cl", 1, "", None, (), {"scale": result()}, 1.0)
+    titles = [lens.title for lens in kernel_lenses("file:///k.cl", parse(SOURCE), analysis, {})]
+    assert titles[0] == "≈ 6.54 µs · 12.9 k cycles on no device · memory-bound"
+
+
+def test_the_measured_lens_notices_an_edit_of_the_kernel_it_measured() -> None:
+    lines = SOURCE.split("\n")
+    scale = parse(SOURCE)[0]
+    measured = {"scale": Measured(measurement(), ESTIMATE, kernel_text(lines, scale))}
+    analysis = Analysis("file:///k.cl", 1, "", H200, (), {"scale": result()}, 1.0)
+    same = kernel_lenses("file:///k.cl", [scale], analysis, measured, lines)
+    assert same[1].title == "measured 7.1 µs (est. 6.54 µs) on NVIDIA H200"
+    edited = SOURCE.replace("*= f", "*= 2.0f * f")
+    lenses = kernel_lenses("file:///k.cl", parse(edited)[:1], analysis, measured, edited.split("\n"))
+    assert lenses[1].title == "measured 7.1 µs on NVIDIA H200 before your last edit"
