@@ -1,29 +1,12 @@
 /**
- * The client-side commands. Benchmarks and device selection go to the server's own commands
- * (`clperf.benchmark`, `clperf.selectDevice`, see docs/server.md); these add what only the editor knows:
- * where the cursor is, and a quick pick of devices. Progress and cancellation come from the server's
- * work-done progress (progress.ts).
+ * The client-side commands. Benchmarks go to the server's own `clperf.benchmark` (docs/server.md), with
+ * what only the editor knows: where the cursor is. Device choice is devices.ts. Progress and cancellation
+ * come from the server's work-done progress (progress.ts).
  */
 import * as vscode from "vscode";
 import type { ServerManager } from "./client";
+import { chooseDevice } from "./devices";
 import type { Log } from "./logging";
-import type { StatusBar } from "./statusBar";
-
-/** One of `clperf.selectDevice`'s choices; `text` is what selects it. */
-export interface DeviceChoice {
-  label: string;
-  text: string;
-  type?: string;
-  source?: string;
-  platform?: string;
-  current?: boolean;
-}
-
-interface Selected {
-  device?: string;
-  platform?: string;
-  error?: string;
-}
 
 /** One kernel's outcome from `clperf.benchmark`. */
 interface Outcome {
@@ -68,26 +51,6 @@ async function benchmark(server: ServerManager, log: Log, target: Target): Promi
   void show(`clperf benchmark — ${lines.join("; ")}`);
 }
 
-async function chooseDevice(server: ServerManager, status: StatusBar, log: Log): Promise<void> {
-  const choices = await server.execute<DeviceChoice[] | null>("clperf.selectDevice", []);
-  if (!choices?.length) throw new Error("the server found no OpenCL device or device profile");
-  const items = choices.map((c) => ({
-    label: c.label,
-    description: [c.platform, c.source === "profile" ? "profile" : "local"].filter(Boolean).join(" · "),
-    choice: c,
-  }));
-  const pick = await vscode.window.showQuickPick(items, {
-    title: "clperf: target device",
-    placeHolder: "Estimates use this device; benchmarks run on the matching local device",
-    matchOnDescription: true,
-  });
-  if (pick === undefined) return;
-  const selected = await server.execute<Selected>("clperf.selectDevice", [pick.choice.text]);
-  if (selected.error) throw new Error(selected.error);
-  status.setDevice(selected.device ?? pick.choice.label);
-  log.info(`target device: ${selected.device ?? pick.choice.label} (${selected.platform ?? "?"})`);
-}
-
 /** Wraps a command so that a failure is shown to the user and logged, not swallowed by VS Code. */
 function guarded(log: Log, name: string, run: () => Promise<void>): () => Promise<void> {
   return async () => {
@@ -101,7 +64,7 @@ function guarded(log: Log, name: string, run: () => Promise<void>): () => Promis
   };
 }
 
-export function registerCommands(server: ServerManager, status: StatusBar, log: Log): vscode.Disposable {
+export function registerCommands(server: ServerManager, log: Log): vscode.Disposable {
   const reg = (id: string, run: () => Promise<void>): vscode.Disposable =>
     vscode.commands.registerCommand(`clperf.${id}`, guarded(log, id, run));
   return vscode.Disposable.from(
@@ -110,8 +73,11 @@ export function registerCommands(server: ServerManager, status: StatusBar, log: 
       return benchmark(server, log, { uri: e.document.uri.toString(), line: e.selection.active.line });
     }),
     reg("benchmarkFile", () => benchmark(server, log, { uri: openclEditor().document.uri.toString() })),
-    reg("chooseDevice", () => chooseDevice(server, status, log)),
-    reg("restartServer", () => server.restart()),
+    reg("chooseDevice", async () => {
+      await server.start(); // run from the palette before any OpenCL file was opened
+      await chooseDevice(server, log);
+    }),
+    reg("restartServer", () => server.restart("asked for", true)),
     reg("showOutput", () => Promise.resolve(log.show())),
   );
 }

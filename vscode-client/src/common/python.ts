@@ -1,10 +1,16 @@
 /**
  * Which Python runs the server: the `clperf.pythonPath` setting, else the Python extension's active
- * interpreter, else `python3`. Before starting we check that `clperf.server` imports there, because a
- * language client that dies on start shows only "server crashed" — useless to someone who has not yet
- * installed clperf into that interpreter.
+ * interpreter (through `@vscode/python-extension`, as vscode-python-tools-extension-template does), else
+ * `python3`. Before starting we check that `clperf.server` imports there, because a language client that
+ * dies on start shows only "server crashed" — useless to someone who has not yet installed clperf into
+ * that interpreter.
+ *
+ * A workspace cannot choose the interpreter through `clperf.pythonPath` (a machine setting); the Python
+ * extension's choice may come from the workspace, which is why the extension runs only in trusted
+ * workspaces (package.json `untrustedWorkspaces`).
  */
 import { execFile } from "node:child_process";
+import { PVSC_EXTENSION_ID, PythonExtension } from "@vscode/python-extension";
 import * as vscode from "vscode";
 import { lastLine } from "./logging";
 import { expandPath } from "./settings";
@@ -12,36 +18,48 @@ import { expandPath } from "./settings";
 export interface Interpreter {
   path: string;
   source: "setting" | "python extension" | "default";
+  version?: string;
 }
 
-/** The part of ms-python.python's exported API we use (declared here: it ships no types package). */
-interface PythonApi {
-  environments?: {
-    getActiveEnvironmentPath(resource?: vscode.Uri): { path: string };
-    resolveEnvironment(path: string): Promise<{ executable?: { uri?: vscode.Uri } } | undefined>;
-  };
+/** The Python extension's API, or undefined when it is not installed (or disabled). */
+async function pythonExtension(): Promise<PythonExtension | undefined> {
+  if (vscode.extensions.getExtension(PVSC_EXTENSION_ID) === undefined) return undefined;
+  return PythonExtension.api();
 }
 
-async function fromPythonExtension(resource?: vscode.Uri): Promise<string | undefined> {
-  const ext = vscode.extensions.getExtension<PythonApi>("ms-python.python");
-  if (!ext) return undefined;
-  const api = ext.isActive ? ext.exports : await ext.activate();
-  const envs = api.environments;
-  if (!envs) return undefined;
+async function fromPythonExtension(resource?: vscode.Uri): Promise<Omit<Interpreter, "source"> | undefined> {
+  const envs = (await pythonExtension())?.environments;
+  if (envs === undefined) return undefined;
   const active = envs.getActiveEnvironmentPath(resource);
-  const resolved = await envs.resolveEnvironment(active.path);
-  return resolved?.executable?.uri?.fsPath ?? active.path;
+  const resolved = await envs.resolveEnvironment(active);
+  const path = resolved?.executable.uri?.fsPath ?? active.path;
+  const v = resolved?.version;
+  return { path, version: v ? `${v.major}.${v.minor}.${v.micro}` : undefined };
 }
 
 export async function findInterpreter(configured: string, resource?: vscode.Uri): Promise<Interpreter> {
   if (configured) return { path: expandPath(configured), source: "setting" };
   try {
-    const path = await fromPythonExtension(resource);
-    if (path) return { path, source: "python extension" };
+    const found = await fromPythonExtension(resource);
+    if (found?.path) return { ...found, source: "python extension" };
   } catch {
     // The Python extension failing must not keep clperf from starting: fall back to python3.
   }
   return { path: "python3", source: "default" };
+}
+
+/**
+ * Calls `listener` when the user picks another interpreter in the Python extension. Without the
+ * extension there is nothing to watch: `clperf.pythonPath` changes arrive as configuration changes.
+ */
+export async function onDidChangeInterpreter(listener: () => void): Promise<vscode.Disposable> {
+  try {
+    const envs = (await pythonExtension())?.environments;
+    if (envs !== undefined) return envs.onDidChangeActiveEnvironmentPath(() => listener());
+  } catch {
+    // as in findInterpreter: no Python extension API, no event
+  }
+  return new vscode.Disposable(() => undefined);
 }
 
 /**
@@ -51,6 +69,19 @@ export async function findInterpreter(configured: string, resource?: vscode.Uri)
  * installed packages. vscode-languageclient appends `--stdio`.
  */
 export const SERVER_ARGS = ["-P", "-m", "clperf.server"];
+
+/** The server's own log level (`--log-level`), from the output channel's: the channel shows no more. */
+export function serverArgs(level: vscode.LogLevel): string[] {
+  const name =
+    level === vscode.LogLevel.Trace || level === vscode.LogLevel.Debug
+      ? "DEBUG"
+      : level === vscode.LogLevel.Info
+        ? "INFO"
+        : level === vscode.LogLevel.Warning
+          ? "WARNING"
+          : "ERROR";
+  return [...SERVER_ARGS, "--log-level", name];
+}
 
 /** The server's (and the import check's) environment: the editor's, in safe-path mode. */
 export function serverEnv(): NodeJS.ProcessEnv {

@@ -3,6 +3,10 @@
  * them itself through workspace/configuration, the client only needs the interpreter and the device.
  * `pythonPath`, `cacheDirectory` and `poclCode` are machine settings (package.json): VS Code returns only
  * the user's (or remote) value, never one from a workspace's settings.
+ *
+ * The server asks for the `clperf` section with no scope URI, so what it reads is the window's value
+ * (workspace over user), never a folder's: `clperf.device` is a window setting (package.json), read and
+ * written at that level here.
  */
 import * as vscode from "vscode";
 
@@ -49,9 +53,29 @@ export function readSettings(scope?: vscode.ConfigurationScope): Settings {
   };
 }
 
-/** Settings that decide which process runs; a change needs a restart, the others the server picks up. */
-export function needsRestart(e: vscode.ConfigurationChangeEvent): boolean {
-  return e.affectsConfiguration(`${SECTION}.pythonPath`) || e.affectsConfiguration(`${SECTION}.cacheDirectory`);
+/**
+ * The setting whose change needs a restart, if any: those that decide which process runs and what it
+ * writes; the server picks up the others itself.
+ */
+export function needsRestart(e: vscode.ConfigurationChangeEvent): string | undefined {
+  return [`${SECTION}.pythonPath`, `${SECTION}.cacheDirectory`].find((name) => e.affectsConfiguration(name));
+}
+
+/** `clperf.device` as the server reads it (the window's value, see above). */
+export function deviceSetting(): string {
+  return vscode.workspace.getConfiguration(SECTION).get<string>("device", "").trim();
+}
+
+/**
+ * Makes `device` the current device (undefined: the server's default) by writing `clperf.device`, the one
+ * place the server takes it from: in the workspace's settings when a folder or workspace is open (a
+ * choice per project), else in the user's.
+ */
+export async function writeDeviceSetting(device: string | undefined): Promise<vscode.ConfigurationTarget> {
+  const target =
+    vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  await vscode.workspace.getConfiguration(SECTION).update("device", device, target);
+  return target;
 }
 
 /** `${workspaceFolder}` and `~` in a path setting, as users write them in settings.json. */
@@ -59,4 +83,16 @@ export function expandPath(value: string): string {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? "";
   const home = process.env["HOME"] ?? "";
   return value.replace(/\$\{workspaceFolder\}/g, folder).replace(/^~(?=\/|$)/, home);
+}
+
+/**
+ * Opens the Settings editor on `clperf.pythonPath`, in the tab where a machine setting can be edited: the
+ * User tab in a local window, the Remote tab in a remote one (SSH, WSL, containers, code-server), whose
+ * User tab leaves machine settings out and would show "No Settings Found".
+ */
+export async function openPythonPathSetting(): Promise<void> {
+  const query = `@id:${SECTION}.pythonPath`;
+  const command =
+    vscode.env.remoteName !== undefined ? "workbench.action.openRemoteSettings" : "workbench.action.openGlobalSettings";
+  await vscode.commands.executeCommand(command, { query });
 }

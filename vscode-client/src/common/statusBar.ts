@@ -1,7 +1,10 @@
 /**
- * The status bar item: target device and server state at a glance; a click picks another device.
+ * The status bar item: the device the server estimates for and the server's state at a glance; a click
+ * picks another device. The device shown is always the one the server reported as current (devices.ts);
+ * a `clperf.device` that matches nothing is a warning here, since every estimate then falls back.
  */
 import * as vscode from "vscode";
+import type { Target } from "./devices";
 
 export type ServerState = "starting" | "running" | "stopped" | "failed";
 
@@ -15,8 +18,8 @@ const ICON: Record<ServerState, string> = {
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem("clperf.status", vscode.StatusBarAlignment.Left, 50);
   private state: ServerState = "stopped";
-  private device = "";
   private detail = "";
+  private target: Target | undefined;
 
   constructor() {
     this.item.name = "clperf";
@@ -31,20 +34,29 @@ export class StatusBar implements vscode.Disposable {
     this.render();
   }
 
-  setDevice(device: string): void {
-    this.device = device;
+  /** The server's answer; undefined while it is not known (the server not asked yet, or restarting). */
+  setTarget(target: Target | undefined): void {
+    this.target = target;
     this.render();
   }
 
   private render(): void {
-    const device = this.device || "default device";
-    this.item.text = `${ICON[this.state]} clperf: ${device}`;
+    const problem = this.target?.problem;
+    const waiting = this.state === "starting" || this.state === "running";
+    const device = this.target?.device ?? (problem !== undefined ? "no device" : waiting ? "…" : "not running");
+    const failed = this.state === "failed";
+    const icon = !failed && this.state === "running" && problem !== undefined ? "$(warning)" : ICON[this.state];
+    this.item.text = `${icon} clperf: ${device}`;
     const tip = new vscode.MarkdownString(undefined, true);
     tip.appendMarkdown(`**clperf server:** ${this.state}${this.detail ? ` — ${this.detail}` : ""}\n\n`);
-    tip.appendMarkdown(`**Target device:** ${device}\n\nClick to select the target device.`);
+    tip.appendText(problem !== undefined ? `Target device: none — ${problem}` : `Target device: ${device}`);
+    tip.appendMarkdown("\n\nClick to select the target device.");
     this.item.tooltip = tip;
-    this.item.backgroundColor =
-      this.state === "failed" ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
+    this.item.backgroundColor = failed
+      ? new vscode.ThemeColor("statusBarItem.errorBackground")
+      : problem !== undefined
+        ? new vscode.ThemeColor("statusBarItem.warningBackground")
+        : undefined;
   }
 
   dispose(): void {
