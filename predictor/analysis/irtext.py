@@ -88,49 +88,12 @@ def parse(ir: str) -> IRText:
         if current is not None:
             if line.startswith("}"):
                 current = None
-                continue
-            s = line.strip()
-            if not s or s.startswith(";") or (s.endswith(":") or re.match(r"^[\w.$\"-]+:\s*(;.*)?$", s)):
-                continue
-            current.lines.append(s)
-            continue
-        if line.startswith("!"):
-            m = _MD_LINE.match(line)
-            if not m:
-                continue
-            i, body = int(m.group(1)), m.group(2)
-            out.nodes[i] = body
-            if body.startswith("!DILocation("):
-                d = _DILOC.match(body)
-                if d:
-                    out.locations[i] = (
-                        int(d.group(1)),
-                        int(d.group(2)),
-                        int(d.group(3)),
-                        int(d.group(4)) if d.group(4) else None,
-                    )
-            elif body.startswith("!DIFile("):
-                f = _DIFILE.match(body)
-                if f:
-                    out.files[i] = f.group(1)
-            elif body.startswith(("!DISubprogram(", "!DILexicalBlock")):
-                f = _SCOPE_FILE.match(body)
-                if f:
-                    out.scope_file[i] = int(f.group(1))
-                if body.startswith("!DISubprogram("):
-                    ln = re.search(r"\bline: (\d+)", body)
-                    if ln:
-                        out.subprogram_line[i] = int(ln.group(1))
+            else:
+                _body_line(current, line)
+        elif line.startswith("!"):
+            _metadata_line(out, line)
         elif line.startswith("define "):
-            m = _DEFINE.match(line)
-            if m:
-                name = m.group(1).strip('"')
-                md = {k: int(v) for k, v in _KERNEL_MD.findall(m.group(3))}
-                sp = re.search(r"!dbg !(\d+)", m.group(3))
-                current = FunctionText(
-                    name, " spir_kernel " in line, [], md, int(sp.group(1)) if sp else None
-                )
-                out.functions[name] = current
+            current = _define_line(out, line)
         elif line.startswith("%"):
             m = _STRUCT.match(line)
             if m:
@@ -140,6 +103,57 @@ def parse(ir: str) -> IRText:
             if m:
                 out.globals[m.group(1).strip('"')] = (int(m.group(2) or 0), m.group(3).strip())
     return out
+
+
+def _body_line(current: FunctionText, line: str) -> None:
+    """An instruction line of a function body; labels, comments and blank lines are left out."""
+    s = line.strip()
+    if not s or s.startswith(";") or (s.endswith(":") or re.match(r"^[\w.$\"-]+:\s*(;.*)?$", s)):
+        return
+    current.lines.append(s)
+
+
+def _define_line(out: IRText, line: str) -> FunctionText | None:
+    """``define ... @name(...) ... {``: the function whose body follows, or None for a line not read."""
+    m = _DEFINE.match(line)
+    if not m:
+        return None
+    name = m.group(1).strip('"')
+    md = {k: int(v) for k, v in _KERNEL_MD.findall(m.group(3))}
+    sp = re.search(r"!dbg !(\d+)", m.group(3))
+    current = FunctionText(name, " spir_kernel " in line, [], md, int(sp.group(1)) if sp else None)
+    out.functions[name] = current
+    return current
+
+
+def _metadata_line(out: IRText, line: str) -> None:
+    """``!N = ...``: every node by id, and the debug locations, files and scopes read from them."""
+    m = _MD_LINE.match(line)
+    if not m:
+        return
+    i, body = int(m.group(1)), m.group(2)
+    out.nodes[i] = body
+    if body.startswith("!DILocation("):
+        d = _DILOC.match(body)
+        if d:
+            out.locations[i] = (
+                int(d.group(1)),
+                int(d.group(2)),
+                int(d.group(3)),
+                int(d.group(4)) if d.group(4) else None,
+            )
+    elif body.startswith("!DIFile("):
+        f = _DIFILE.match(body)
+        if f:
+            out.files[i] = f.group(1)
+    elif body.startswith(("!DISubprogram(", "!DILexicalBlock")):
+        f = _SCOPE_FILE.match(body)
+        if f:
+            out.scope_file[i] = int(f.group(1))
+        if body.startswith("!DISubprogram("):
+            ln = re.search(r"\bline: (\d+)", body)
+            if ln:
+                out.subprogram_line[i] = int(ln.group(1))
 
 
 def dbg_id(inst_line: str) -> int | None:

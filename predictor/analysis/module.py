@@ -8,22 +8,22 @@ front end, which sees the source as written.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
-
-import llvmlite.binding as llvm
-from clperf.predictor.analysis import irtext
-from clperf.predictor.analysis.records import KernelReport, LoopInfo, Ops, ParamUse
-from clperf.predictor.analysis.walk import KernelWalk
 
 from clperf.core import frontend
 from clperf.core.errors import CompileError
-from clperf.core.records import type_size
-
-_SPACE_NUMBERS = {0: "private", 1: "global", 2: "constant", 3: "local", 4: "global"}
+from clperf.core.records import Param, type_size
+from clperf.predictor.analysis import irtext
+from clperf.predictor.analysis.accesses import SPACES
+from clperf.predictor.analysis.records import KernelReport, LoopInfo, Ops, ParamUse
+from clperf.predictor.analysis.walk import KernelWalk
 
 
 def analyze_ir(ir: str, kernels: Sequence[frontend.Kernel] = ()) -> list[KernelReport]:
     """Analyse every kernel in ``ir``. Raises CompileError when llvmlite cannot read the IR."""
+    import llvmlite.binding as llvm  # loads LLVM (~0.5 s): not before the first analysis
+
     try:
         mod = llvm.parse_assembly(ir)
         mod.verify()
@@ -63,15 +63,16 @@ def _params(
             pointer = t.endswith("*")
             base = t.rstrip("*").strip()
             space = (
-                _SPACE_NUMBERS.get(spaces[i] if i < len(spaces) else 0, "private") if pointer else "private"
+                SPACES.get(spaces[i] if i < len(spaces) else 0, "private") if pointer else "private"
             )
             const = "const" in (quals[i] if i < len(quals) else "")
-            out.append(ParamUse(name, base, space, pointer, const, False, False))  # type: ignore[arg-type]
+            out.append(ParamUse(name=name, type=base, address_space=space, pointer=pointer, const=const,
+                                read=False, written=False))
         elif name in fe_params:
-            p = fe_params[name]
-            out.append(ParamUse(p.name, p.type, p.address_space, p.pointer, p.const, False, False))
+            out.append(_unused(fe_params[name]))
         else:
-            out.append(ParamUse(name, "?", "private", False, False, False, False))
+            out.append(ParamUse(name=name, type="?", address_space="private", pointer=False, const=False,
+                                read=False, written=False))
     return out
 
 
@@ -94,31 +95,25 @@ def _kernel(
     # loops the optimiser removed (dead, or fully unrolled): listed so the editor still shows them
     for f in fe_loops.values():
         if f.line not in ir_lines:
-            loops.append(LoopInfo(f.line, f.column, f.depth, None, None, f.unroll, None, None, False))
-    params = [
-        ParamUse(
-            p.name, p.type, p.address_space, p.pointer, p.const, p.name in res.read, p.name in res.written
-        )
-        for p in params
-    ]
+            loops.append(_parsed_loop(f))
+    params = [replace(p, read=p.name in res.read, written=p.name in res.written) for p in params]
     line = fe.line if fe else txt.subprogram_line.get(ftext.subprogram or -1, 0)
     column = fe.column if fe else 1
-    static = Ops()
     report = KernelReport(
-        fn.name,
-        line,
-        column,
-        tuple(params),
-        tuple(res.accesses),
-        tuple(loops),
-        res.barriers,
-        static,
-        max(res.dims, fe.dims_used if fe else 1),
-        True,
-        tuple(res.divergent_barriers),
-        tuple(sorted(res.staged)),
-        tuple(res.op_groups),
-        _required_local(ftext, txt),
+        name=fn.name,
+        line=line,
+        column=column,
+        params=tuple(params),
+        accesses=tuple(res.accesses),
+        loops=tuple(loops),
+        barriers=res.barriers,
+        ops=Ops(),  # the totals below need the report's loops
+        dims=max(res.dims, fe.dims_used if fe else 1),
+        analyzed=True,
+        divergent_barriers=tuple(res.divergent_barriers),
+        staged=tuple(sorted(res.staged)),
+        op_groups=tuple(res.op_groups),
+        required_local=_required_local(ftext, txt),
     )
     total = Ops()
     for chain, ops in report.op_groups:
@@ -126,8 +121,6 @@ def _kernel(
         total = total + ops.scaled(w)
         if unknown:
             total = total + Ops(trip_unknown=True)
-    from dataclasses import replace
-
     return replace(report, ops=total)
 
 
@@ -138,8 +131,6 @@ def _required_local(ftext: irtext.FunctionText, txt: irtext.IRText) -> tuple[int
 
 
 def _with_unroll(lp: LoopInfo, f: frontend.Loop | None) -> LoopInfo:
-    from dataclasses import replace
-
     if f is None:
         return lp
     return replace(lp, unroll=f.unroll, column=f.column)
@@ -147,8 +138,19 @@ def _with_unroll(lp: LoopInfo, f: frontend.Loop | None) -> LoopInfo:
 
 def unanalyzed(fe: frontend.Kernel) -> KernelReport:
     """What the parse alone knows about a kernel clang could not compile."""
-    params = tuple(
-        ParamUse(p.name, p.type, p.address_space, p.pointer, p.const, False, False) for p in fe.params
-    )
-    loops = tuple(LoopInfo(lp.line, lp.column, lp.depth, None, None, lp.unroll) for lp in fe.loops)
-    return KernelReport(fe.name, fe.line, fe.column, params, (), loops, 0, Ops(), fe.dims_used, False)
+    return KernelReport(name=fe.name, line=fe.line, column=fe.column,
+                        params=tuple(_unused(p) for p in fe.params), accesses=(),
+                        loops=tuple(_parsed_loop(lp) for lp in fe.loops), barriers=0, ops=Ops(),
+                        dims=fe.dims_used, analyzed=False)
+
+
+def _unused(p: Param) -> ParamUse:
+    """A parameter as the parse gives it, before the walk says whether it is read or written."""
+    return ParamUse(name=p.name, type=p.type, address_space=p.address_space, pointer=p.pointer, const=p.const,
+                    read=False, written=False)
+
+
+def _parsed_loop(lp: frontend.Loop) -> LoopInfo:
+    """A loop only the parse knows (clang failed, or the optimiser removed it): no trip count."""
+    return LoopInfo(line=lp.line, column=lp.column, depth=lp.depth, trip_count=None, trip_expr=None,
+                    unroll=lp.unroll)

@@ -12,9 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from clperf.predictor.analysis import poly
-
 from clperf.core.records import AddressSpace
+from clperf.predictor.analysis import poly
 
 Pattern = Literal["contiguous", "strided", "indirect", "uniform", "unknown"]
 AccessKind = Literal["load", "store", "atomic"]
