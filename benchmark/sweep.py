@@ -37,10 +37,18 @@ from typing import Any
 from clperf.benchmark import dataset
 from clperf.benchmark.corpus.sweepspec import SweepSpec, sweep_above
 from clperf.benchmark.isolation import Worker, WorkerGone
-from clperf.benchmark.runner import DEFAULT_SEED, make_measurement, source_hash
+from clperf.benchmark.runner import (
+    DEFAULT_SEED,
+    Signature,
+    check_inputs,
+    data_root,
+    make_measurement,
+    source_hash,
+)
 from clperf.benchmark.timing import Policy
-
-from clperf.core.errors import ClperfError, ScenarioError
+from clperf.core.argtypes import ArgInfo, kernel_args
+from clperf.core.errors import ClperfError, CompileError, ScenarioError
+from clperf.core.frontend import parse
 from clperf.core.records import Device, Param, Scenario
 from clperf.core.scenario import ScenarioSpec, parse_flags, resolve
 
@@ -59,10 +67,15 @@ class SweepKernel:
     dims_used: int
     directive: str
     spec: SweepSpec
+    types: tuple[ArgInfo, ...] | None = None  # the compiler's view of ``params``, when it had one
 
     @property
     def ident(self) -> str:
         return f"{self.file}::{self.name}"
+
+    @property
+    def signature(self) -> Signature:
+        return Signature(self.params, self.dims_used, self.types, "clang could not compile the file")
 
 
 @dataclass(frozen=True)
@@ -109,12 +122,15 @@ def find_files(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def kernels_in_file(path: Path, options: str = "") -> tuple[list[SweepKernel], list[str]]:
-    """Sweepable kernels of a file and ``file::kernel: why`` for those that are not."""
-    from clperf.core.frontend import parse
-
+    """Sweepable kernels of a file and ``file::kernel: why`` for those that are not. Parameter types
+    come from the compiler (one clang call per file), as for ``bench``."""
     source = path.read_text(encoding="utf-8", errors="replace")
     lines = source.split("\n")
     found, skipped = [], []
+    try:
+        typed = kernel_args(source, path, options)
+    except CompileError:
+        typed = {}  # the front end's parameters; a kernel clang rejects fails to build, and says why
     for k in parse(source):
         try:
             spec = sweep_above(lines, k.header_line)
@@ -124,8 +140,10 @@ def kernels_in_file(path: Path, options: str = "") -> tuple[list[SweepKernel], l
         if k.directive is None or spec is None:
             skipped.append(f"{path}::{k.name}: no // clperf: directive and // clperf-sweep: spec")
             continue
-        found.append(SweepKernel(str(path), k.name, source, options, k.params, k.dims_used, k.directive,
-                                 spec))
+        types = typed.get(k.name)
+        params = tuple(a.param() for a in types) if types is not None else k.params
+        found.append(SweepKernel(str(path), k.name, source, options, params, k.dims_used, k.directive,
+                                 spec, types))
     return found, skipped
 
 
@@ -146,8 +164,9 @@ def parse_shard(text: str) -> tuple[int, int]:
     return k - 1, n
 
 
-def _buffer_bytes(sc: Scenario, params: Sequence[Param]) -> list[int]:
-    return [int(sc.args[p.name]) * (p.element_size or 4) for p in params
+def _buffer_bytes(sc: Scenario, k: SweepKernel) -> list[int]:
+    sizes = k.signature.element_bytes
+    return [int(sc.args[p.name]) * sizes.get(p.name, 4) for p in k.params
             if p.pointer and p.address_space != "local" and p.name in sc.args]
 
 
@@ -171,11 +190,12 @@ def variants(k: SweepKernel, device: Device, max_variants: int = 40,
         spec = ScenarioSpec(base.global_size, base.local_size,
                             {**base.args, **{n: str(v) for n, v in values.items()}}, base.fills)
         try:
-            sc = resolve(spec, k.params, k.dims_used)
+            sc = resolve(spec, k.params, k.dims_used, data_root=data_root(k.file))
+            check_inputs(k.signature, sc, data_root(k.file))
         except ScenarioError as e:
             first_error = first_error or e
             continue
-        if any(b > max_buffer_bytes for b in _buffer_bytes(sc, k.params)):
+        if any(b > max_buffer_bytes for b in _buffer_bytes(sc, k)):
             continue
         for local in _locals(sc, k.spec, device):
             vals = dict(values)
@@ -188,7 +208,7 @@ def variants(k: SweepKernel, device: Device, max_variants: int = 40,
     picked = sorted(rng.sample(range(len(points)), max_variants)) if len(points) > max_variants \
         else list(range(len(points)))
     out = [Variant(i, points[i][0], points[i][1]) for i in picked]
-    out.sort(key=lambda v: (-sum(_buffer_bytes(v.scenario, k.params)), v.scenario.local_size or ()))
+    out.sort(key=lambda v: (-sum(_buffer_bytes(v.scenario, k)), v.scenario.local_size or ()))
     return out
 
 
@@ -351,7 +371,9 @@ def _run_kernel(k: SweepKernel, todo: list[tuple[Variant, str]], device: Device,
             worker = _restart(worker, device, summary)
         worker.send({
             "op": "measure", "source": k.source, "kernel": k.name, "options": k.options,
-            "params": [p.__dict__ for p in k.params], "scenarios": [v.scenario.to_json() for v, _ in pending],
+            "params": [p.__dict__ for p in k.params], "types": k.signature.to_json(),
+            "data_root": str(root) if (root := data_root(k.file)) else None,
+            "scenarios": [v.scenario.to_json() for v, _ in pending],
             "policy": policy.to_json(), "seed": seed, "check": False, "reference": None, "progress": False,
             "deadline": None if deadline is None else time.time() + (deadline - 1.0 - time.monotonic()),
         })
@@ -384,7 +406,7 @@ def _run_kernel(k: SweepKernel, todo: list[tuple[Variant, str]], device: Device,
                     continue
                 v, key = pending[reply["index"]]
                 _record(k, v, key, device, reply["status"], reply.get("error"), reply.get("times_ms", ()),
-                        flusher, summary, emit)
+                        flusher, summary, emit, reply.get("data_hashes"))
                 got += 1
                 if reply.get("fatal"):
                     worker.close()
@@ -416,9 +438,11 @@ class _OutOfTime(Exception):
 
 
 def _record(k: SweepKernel, v: Variant, key: str, device: Device, status: str, error: str | None,
-            times: Sequence[float], flusher: _Flusher, summary: Summary, emit: Event) -> None:
+            times: Sequence[float], flusher: _Flusher, summary: Summary, emit: Event,
+            data_hashes: dict[str, str] | None = None) -> None:
     m = make_measurement(kernel=k.name, file=k.file, source=k.source, options=k.options,
-                         scenario=v.scenario, device=device, status=status, error=error, times_ms=times)
+                         scenario=v.scenario, device=device, status=status, error=error, times_ms=times,
+                         data_hashes=data_hashes)
     rec = dataset.to_record(m, sweep={"variant": v.index, "values": v.values, "spec": k.spec.to_text()})
     rec["key"] = key
     flusher.write(rec)

@@ -61,7 +61,8 @@ class Scenario:
     """How a kernel is launched, fully resolved to numbers.
 
     ``args`` holds a scalar's value, or for a pointer parameter its length in elements.
-    ``fills`` maps pointer parameters to ``random|zeros|ones|range:LO:HI`` (random when absent).
+    ``fills`` maps pointer parameters (and ``param.field`` of struct buffers) to fills in the language of
+    ``clperf.core.fills`` (random when absent), and the name of each matrix or graph to its definition.
     ``defaulted`` names what came from the documented defaults instead of the user.
     """
 
@@ -179,13 +180,14 @@ class Measurement:
     checked: bool  # outputs compared (determinism or a reference kernel)
     timestamp: str
     clperf_version: str
+    data_hashes: dict[str, str] = field(default_factory=dict)  # buffer -> sha256 of its file: data file
 
     @property
     def repetitions(self) -> int:
         return len(self.times_ms)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "kernel": self.kernel,
             "file": self.file,
             "source_hash": self.source_hash,
@@ -204,6 +206,9 @@ class Measurement:
             "timestamp": self.timestamp,
             "clperf_version": self.clperf_version,
         }
+        if self.data_hashes:  # only measurements made from data files name them
+            out["data_hashes"] = dict(self.data_hashes)
+        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Measurement:
@@ -224,6 +229,7 @@ class Measurement:
             checked=d.get("checked", False),
             timestamp=d.get("timestamp", ""),
             clperf_version=d.get("clperf_version", ""),
+            data_hashes=dict(d.get("data_hashes", {})),
         )
 
 

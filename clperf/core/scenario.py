@@ -6,10 +6,13 @@ The same flags work in three places, later ones overriding earlier ones:
 * a comment directive right above the kernel: ``// clperf: --global n --local 256 --arg n=1048576``,
 * the command line: ``clperf bench k.cl --kernel K --global 1048576 --local 256 --arg n=1048576``.
 
-``--arg NAME=EXPR`` sets a scalar's value or a pointer parameter's length in elements; ``--fill
-NAME=random|zeros|ones|range:LO:HI`` says how a buffer is filled. Expressions use integers, other argument
-names, ``+ - * / // % ** << >>`` and ``min``/``max``; ``--global``/``--local`` take one expression per
-dimension, comma separated.
+``--arg NAME=EXPR`` sets a scalar's value or a pointer parameter's length in elements; ``--fill NAME=FILL``
+says how a buffer (or a struct buffer's field, ``NAME.FIELD``) is filled, in the language of
+``clperf.core.fills``: random data, ranges, sorted keys, permutations, histogram bins, ``.npy`` files and
+views of named random matrices and graphs (``--fill m=csr:n:n:16 --fill rowptr=m.rowptr``).
+Expressions use integers, other argument names, a matrix's sizes (``m.nnz``), ``+ - * / // % ** << >>``
+and ``min``/``max``; ``--global``/``--local`` take one expression per dimension, comma separated.
+docs/scenarios.md is the user's page.
 
 Anyone can write a directive, so everything is bounded: an expression has at most 200 characters and 64
 terms and no value past 2**63 (a power or shift is checked before it is computed); an integer argument
@@ -21,6 +24,7 @@ Defaults (each one used is named in ``Scenario.defaulted``): the global size is 
 integer scalar is the global size along dimension 0; a floating-point scalar is 1.5; a ``__global`` or
 ``__constant`` buffer holds one element per work-item; a ``__local`` buffer one element per work-item of a
 work-group (256 when the local size is left to the runtime); buffers are filled with seeded random values.
+A buffer filled with a matrix's view or a data file and given no length holds exactly the view or the file.
 """
 
 from __future__ import annotations
@@ -32,14 +36,16 @@ import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
+from clperf.core import datafiles
 from clperf.core.errors import ScenarioError
+from clperf.core.fills import FillText, Structure, parse_fill, simple, structure
 from clperf.core.records import Param, Scenario, split_vector
 
 DEFAULT_GLOBAL = {1: (1048576,), 2: (1024, 1024), 3: (128, 128, 64)}
 DEFAULT_FLOAT = 1.5
 DEFAULT_LOCAL_ITEMS = 256
-FILL_KINDS = ("random", "zeros", "ones", "range")
 DIRECTIVE = re.compile(r"^\s*//\s*clperf:\s?(.*)$")
 
 # The values an integer scalar of each type holds (size_t and the pointer-sized types as on a 64-bit
@@ -95,25 +101,16 @@ class ScenarioSpec:
         return " ".join(shlex.quote(p) for p in parts)
 
 
-def _split_assignments(items: Iterable[str], flag: str) -> dict[str, str]:
+def _split_assignments(items: Iterable[str], flag: str, dotted: bool = False) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items:
         name, sep, expr = item.partition("=")
         name, expr = name.strip(), expr.strip()
-        if not sep or not name.isidentifier() or not expr:
+        parts = name.split(".") if dotted else [name]
+        if not sep or not all(p.isidentifier() for p in parts) or not expr:
             raise ScenarioError(f"{flag} expects NAME=VALUE, got {item!r}")
         out[name] = expr
     return out
-
-
-def _check_fill(name: str, fill: str) -> None:
-    kind = fill.split(":", 1)[0]
-    if kind not in FILL_KINDS:
-        raise ScenarioError(f"--fill {name}: unknown fill {fill!r}; use random, zeros, ones or range:LO:HI")
-    if kind == "range" and len(fill.split(":")) != 3:
-        raise ScenarioError(f"--fill {name}: a range is written range:LO:HI, got {fill!r}")
-    if kind != "range" and fill != kind:
-        raise ScenarioError(f"--fill {name}: {kind} takes no bounds, got {fill!r}")
 
 
 def make_spec(
@@ -123,9 +120,9 @@ def make_spec(
     fills: Sequence[str] = (),
 ) -> ScenarioSpec:
     """Build a spec from flag values (as argparse hands them over)."""
-    fill_map = _split_assignments(fills, "--fill")
+    fill_map = _split_assignments(fills, "--fill", dotted=True)
     for name, fill in fill_map.items():
-        _check_fill(name, fill)
+        parse_fill(name, fill)  # syntax only: the numbers wait for resolve
 
     def dims(text: str | None, flag: str) -> tuple[str, ...] | None:
         if text is None:
@@ -226,6 +223,15 @@ def _binop(op: ast.operator, a: int | float, b: int | float, expr: str) -> int |
     return v
 
 
+def _name_of(node: ast.AST) -> str | None:
+    """``n`` for a name, ``m.nnz`` for a matrix's size; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return None
+
+
 def evaluate(expr: str, lookup: Mapping[str, int | float] | None = None,
              resolve: Callable[[str], int | float] | None = None) -> int | float:
     """Evaluate an integer expression safely. ``resolve(name)`` is called for names not in ``lookup``.
@@ -246,12 +252,13 @@ def evaluate(expr: str, lookup: Mapping[str, int | float] | None = None,
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
                 and not isinstance(node.value, bool):
             return _bounded(node.value, expr)
-        if isinstance(node, ast.Name):
-            if lookup is not None and node.id in lookup:
-                return _bounded(lookup[node.id], expr)
+        name = _name_of(node)
+        if name is not None:
+            if lookup is not None and name in lookup:
+                return _bounded(lookup[name], expr)
             if resolve is not None:
-                return _bounded(resolve(node.id), expr)
-            raise ScenarioError(f"unknown name {node.id!r} in {_shown(expr)}")
+                return _bounded(resolve(name), expr)
+            raise ScenarioError(f"unknown name {name!r} in {_shown(expr)}")
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             v = ev(node.operand)
             return -v if isinstance(node.op, ast.USub) else v
@@ -267,103 +274,210 @@ def evaluate(expr: str, lookup: Mapping[str, int | float] | None = None,
 
 
 def resolve(spec: ScenarioSpec, params: Sequence[Param], dims_used: int = 1,
-            required_local: Sequence[int] | None = None) -> Scenario:
+            required_local: Sequence[int] | None = None, *, data_root: Path | None = None) -> Scenario:
     """Turn a spec into numbers for a kernel's parameters, filling documented defaults.
 
     ``dims_used`` is the highest work-item dimension the kernel reads plus one (from the front end).
     ``required_local``: the kernel's ``reqd_work_group_size``; the local size when none is given, and
-    any other is refused (the launch would fail with CL_INVALID_WORK_GROUP_SIZE).
+    any other is refused (the launch would fail with CL_INVALID_WORK_GROUP_SIZE). ``data_root``: the
+    kernel file's folder, where ``file:`` fills are found (none: such fills are refused).
     """
-    by_name = {p.name: p for p in params}
-    for name in list(spec.args) + list(spec.fills):
-        if name not in by_name:
-            known = ", ".join(by_name) or "none"
-            raise ScenarioError(f"no parameter named {name!r} (parameters: {known})")
-    for name in spec.fills:
-        if not by_name[name].pointer:
-            raise ScenarioError(f"--fill {name}: {name} is not a buffer")
+    r = _Resolver(spec, params, data_root)
+    for name in spec.args:
+        r.value_of(name)
     defaulted: list[str] = []
-    values: dict[str, int | float] = {}
-    visiting: set[str] = set()
+    if spec.global_size is not None:
+        global_size = r.sizes(spec.global_size, "global")
+    else:
+        global_size = DEFAULT_GLOBAL[max(1, min(3, dims_used))]
+        defaulted.append("global")
+    local_size = r.sizes(spec.local_size, "local") if spec.local_size is not None else None
+    local_size = _required_local(global_size, local_size, required_local)
+    check_sizes(global_size, local_size)
+    args = r.arguments(global_size, local_size, defaulted)
+    return Scenario(global_size, local_size, args, r.fills(), tuple(defaulted))
 
-    def value_of(name: str) -> int | float:
-        if name in values:
-            return values[name]
-        if name not in spec.args:
-            if name in by_name:
+
+def _required_local(global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
+                    required_local: Sequence[int] | None) -> tuple[int, ...] | None:
+    if not required_local:
+        return local_size
+    need = tuple(required_local[:len(global_size)])
+    if any(r != 1 for r in required_local[len(global_size):]):
+        raise ScenarioError(f"the kernel requires a work-group of {_sizes_text(required_local)} "
+                            f"(reqd_work_group_size): a {len(global_size)}-D launch cannot have it")
+    if local_size is None:
+        return need
+    if local_size != need:
+        raise ScenarioError(f"local size {_sizes_text(local_size)} differs from the kernel's "
+                            f"reqd_work_group_size {_sizes_text(need)}")
+    return local_size
+
+
+class _Resolver:
+    """The numbers of one spec: argument values on demand (each evaluated once, cycles refused), the
+    matrices and graphs its fills name, and each buffer's length and fill."""
+
+    def __init__(self, spec: ScenarioSpec, params: Sequence[Param], data_root: Path | None) -> None:
+        self.spec = spec
+        self.by_name = {p.name: p for p in params}
+        self.data_root = data_root
+        self.values: dict[str, int | float] = {}
+        self.visiting: set[str] = set()
+        self.structures: dict[str, Structure] = {}
+        self.files: dict[str, tuple[str, int]] = {}  # fill path -> (path as stored, elements)
+        self.parsed = {n: parse_fill(n, t) for n, t in spec.fills.items()}
+        for name in spec.args:
+            self._check_parameter(name)
+        for name, ft in self.parsed.items():
+            self._check_fill_name(name, ft)
+
+    def _check_parameter(self, name: str) -> Param:
+        p = self.by_name.get(name)
+        if p is None:
+            known = ", ".join(self.by_name) or "none"
+            raise ScenarioError(f"no parameter named {name!r} (parameters: {known})")
+        return p
+
+    def _check_fill_name(self, name: str, ft: FillText) -> None:
+        head = name.split(".", 1)[0]
+        if ft.defines_structure:
+            if head in self.by_name:
+                raise ScenarioError(f"--fill {name}: a {ft.kind} fill defines a matrix or graph: give it "
+                                    f"a name of its own (--fill m={self.spec.fills[name]}) and fill {head} "
+                                    f"with one of its views (--fill {head}=m.rowptr)")
+            if "." in name:
+                raise ScenarioError(f"--fill {name}: a matrix's name is one word")
+            return
+        if not self._check_parameter(head).pointer:
+            raise ScenarioError(f"--fill {name}: {head} is not a buffer")
+        if "." in name and ft.kind == "file":
+            raise ScenarioError(f"--fill {name}: a data file fills a whole buffer (--fill {head}=file:...)")
+        if ft.kind == "view" and not self.parsed.get(ft.parts[0], FillText("")).defines_structure:
+            raise ScenarioError(f"--fill {name}: no matrix or graph named {ft.parts[0]!r} (define one: "
+                                f"--fill {ft.parts[0]}=csr:ROWS:COLS:NNZ_PER_ROW)")
+
+    def evaluate(self, expr: str) -> int | float:
+        return evaluate(expr, resolve=self.value_of)
+
+    def value_of(self, name: str) -> int | float:
+        if name in self.values:
+            return self.values[name]
+        head, dot, prop = name.partition(".")
+        if dot and self.parsed.get(head, FillText("")).defines_structure:
+            return self.structure(head).prop(prop)
+        if name not in self.spec.args:
+            if name in self.by_name:
                 raise ScenarioError(f"{name!r} is used in an expression but has no --arg value")
             raise ScenarioError(f"unknown name {name!r} in scenario")
-        if name in visiting:
-            raise ScenarioError(f"argument {name!r} is defined in terms of itself")
-        if len(visiting) >= MAX_NAME_CHAIN:  # each link nests evaluate() once more
-            raise ScenarioError(f"argument {name!r} is defined through more than {MAX_NAME_CHAIN} others")
-        visiting.add(name)
-        v = evaluate(spec.args[name], resolve=value_of)
-        visiting.discard(name)
-        values[name] = v
+        with self._visit(name, "argument"):
+            v = self.evaluate(self.spec.args[name])
+        self.values[name] = v
         return v
 
-    for name in spec.args:
-        value_of(name)
+    def structure(self, name: str) -> Structure:
+        if name not in self.structures:
+            with self._visit(name, "matrix"):
+                self.structures[name] = structure(name, self.parsed[name], self.evaluate)
+        return self.structures[name]
 
-    def sizes(exprs: tuple[str, ...], what: str) -> tuple[int, ...]:
+    def _visit(self, name: str, what: str) -> _Visit:
+        if name in self.visiting:
+            raise ScenarioError(f"{what} {name!r} is defined in terms of itself")
+        if len(self.visiting) >= MAX_NAME_CHAIN:  # each link nests evaluate() once more
+            raise ScenarioError(f"{what} {name!r} is defined through more than {MAX_NAME_CHAIN} others")
+        return _Visit(self.visiting, name)
+
+    def sizes(self, exprs: tuple[str, ...], what: str) -> tuple[int, ...]:
         out = []
         for e in exprs:
-            v = evaluate(e, resolve=value_of)
+            v = self.evaluate(e)
             if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
                 raise ScenarioError(f"{what} size {e!r} must be a positive integer, got {v!r}")
             out.append(v)
         return tuple(out)
 
-    if spec.global_size is not None:
-        global_size = sizes(spec.global_size, "global")
-    else:
-        global_size = DEFAULT_GLOBAL[max(1, min(3, dims_used))]
-        defaulted.append("global")
-    local_size = sizes(spec.local_size, "local") if spec.local_size is not None else None
-    if required_local:
-        need = tuple(required_local[:len(global_size)])
-        if any(r != 1 for r in required_local[len(global_size):]):
-            raise ScenarioError(f"the kernel requires a work-group of {_sizes_text(required_local)} "
-                                f"(reqd_work_group_size): a {len(global_size)}-D launch cannot have it")
-        if local_size is None:
-            local_size = need
-        elif local_size != need:
-            raise ScenarioError(f"local size {_sizes_text(local_size)} differs from the kernel's "
-                                f"reqd_work_group_size {_sizes_text(need)}")
-    check_sizes(global_size, local_size)
-    work_items = math.prod(global_size)
-    group_items = 1
-    for lo in local_size or (DEFAULT_LOCAL_ITEMS,):
-        group_items *= lo
+    def _file(self, text: str) -> tuple[str, int]:
+        if text not in self.files:
+            path = datafiles.data_path(self.data_root, text)
+            assert self.data_root is not None
+            self.files[text] = (datafiles.relative_text(self.data_root, path), datafiles.elements(path))
+        return self.files[text]
 
-    args: dict[str, int | float] = {}
-    for p in params:
-        if p.name in values:
-            v = values[p.name]
-            if p.pointer and (not isinstance(v, int) or v <= 0):
-                raise ScenarioError(f"length of buffer {p.name!r} must be a positive integer, got {v!r}")
-            args[p.name] = v if p.pointer else _scalar_value(p, v, "")
-            continue
-        defaulted.append(p.name)
-        if p.pointer:
-            args[p.name] = group_items if p.address_space == "local" else work_items
-        elif split_vector(p.type)[0] in _INT_RANGES:
-            args[p.name] = _scalar_value(p, global_size[0], " (its default: the global size)")
-        else:
-            args[p.name] = DEFAULT_FLOAT
+    def fill_length(self, name: str) -> tuple[int, str] | None:
+        """The length a buffer's fill gives it (a view's or a file's) and the fill, or None."""
+        found: tuple[int, str] | None = None
+        for fname, ft in self.parsed.items():
+            if fname.split(".", 1)[0] != name or ft.kind not in ("view", "file"):
+                continue
+            if ft.kind == "file":
+                return self._file(ft.parts[0])[1], f"file:{ft.parts[0]}"
+            n = self.structure(ft.parts[0]).view_length(ft.parts[1])
+            if found is None or n > found[0]:
+                found = (n, ".".join(ft.parts))
+        return found
 
-    fills: dict[str, str] = {}
-    for name, fill in spec.fills.items():
-        if fill.startswith("range:"):
-            _, lo_expr, hi_expr = fill.split(":")
-            lo_v, hi_v = evaluate(lo_expr, resolve=value_of), evaluate(hi_expr, resolve=value_of)
-            if lo_v >= hi_v:
-                raise ScenarioError(f"--fill {name}: empty range {fill!r}")
-            fills[name] = f"range:{lo_v}:{hi_v}"
-        else:
-            fills[name] = fill
-    return Scenario(global_size, local_size, args, fills, tuple(defaulted))
+    def arguments(self, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
+                  defaulted: list[str]) -> dict[str, int | float]:
+        work_items = math.prod(global_size)
+        group_items = math.prod(local_size or (DEFAULT_LOCAL_ITEMS,))
+        args: dict[str, int | float] = {}
+        for p in self.by_name.values():
+            need = self.fill_length(p.name) if p.pointer else None
+            if p.name in self.values:
+                args[p.name] = self._given(p, self.values[p.name], need)
+                continue
+            if need is not None:
+                args[p.name] = need[0]
+                continue
+            defaulted.append(p.name)
+            if p.pointer:
+                args[p.name] = group_items if p.address_space == "local" else work_items
+            elif split_vector(p.type)[0] in _INT_RANGES:
+                args[p.name] = _scalar_value(p, global_size[0], " (its default: the global size)")
+            else:
+                args[p.name] = DEFAULT_FLOAT
+        return args
+
+    def _given(self, p: Param, v: int | float, need: tuple[int, str] | None) -> int | float:
+        if not p.pointer:
+            return _scalar_value(p, v, "")
+        if not isinstance(v, int) or v <= 0:
+            raise ScenarioError(f"length of buffer {p.name!r} must be a positive integer, got {v!r}")
+        if need is not None and need[1].startswith("file:") and v != need[0]:
+            raise ScenarioError(f"--fill {p.name}={need[1]}: the file holds {need[0]} elements; the buffer "
+                                f"has {v} (--arg {p.name}={self.spec.args[p.name]})")
+        if need is not None and v < need[0]:
+            raise ScenarioError(f"--fill {p.name}={need[1]}: the view has {need[0]} values; the buffer "
+                                f"holds {v} (--arg {p.name}={self.spec.args[p.name]})")
+        return v
+
+    def fills(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for name, ft in self.parsed.items():
+            if ft.defines_structure:
+                out[name] = self.structure(name).text
+            elif ft.kind == "view":
+                self.structure(ft.parts[0]).view_length(ft.parts[1])  # a frontier of a plain matrix fails
+                out[name] = ".".join(ft.parts)
+            elif ft.kind == "file":
+                out[name] = f"file:{self._file(ft.parts[0])[0]}"
+            else:
+                out[name] = simple(name, ft, self.evaluate).text
+        return out
+
+
+class _Visit:
+    """Marks a name as being evaluated (``with``), so a definition through itself is caught."""
+
+    def __init__(self, visiting: set[str], name: str) -> None:
+        self.visiting, self.name = visiting, name
+
+    def __enter__(self) -> None:
+        self.visiting.add(self.name)
+
+    def __exit__(self, *exc: object) -> None:
+        self.visiting.discard(self.name)
 
 
 def _scalar_value(p: Param, v: int | float, whence: str) -> int | float:

@@ -6,10 +6,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from clperf.benchmark.inputs import ArrayCache, element_type, make_array, scalar_value
+
+from clperf.benchmark.inputs import (
+    ArrayCache,
+    BufferPlan,
+    element_type,
+    make_array,
+    plan_buffers,
+    scalar_value,
+)
 from clperf.benchmark.runner import benchmark
 from clperf.benchmark.timing import Policy
-
 from clperf.core.errors import ScenarioError
 from clperf.core.records import Param
 from clperf.core.scenario import parse_flags
@@ -46,12 +53,18 @@ def test_fills():
         make_array(element_type("uchar"), 10, "range:0:1000", 0)
 
 
+def _plan(type_name: str, length: int, fill: str = "random") -> BufferPlan:
+    return plan_buffers([Param("x", type_name, "global", True)], {"x": length}, {"x": fill})[0]
+
+
 def test_array_cache_serves_prefixes_of_longer_arrays():
     cache = ArrayCache()
-    et = element_type("float")
-    big = cache.get(et, 1000, "random", 7)
-    small = cache.get(et, 10, "random", 7)
+    big = cache.get(_plan("float", 1000), 7)
+    small = cache.get(_plan("float", 10), 7)
     assert np.shares_memory(big, small) and np.array_equal(small, big[:10])
+    # a sorted or permuted buffer is not a prefix of a longer one: made again for its own length
+    long_perm, short_perm = cache.get(_plan("int", 1000, "perm"), 7), cache.get(_plan("int", 10, "perm"), 7)
+    assert sorted(short_perm.tolist()) == list(range(10)) and not np.shares_memory(long_perm, short_perm)
 
 
 def test_scalar_values_are_typed_and_range_checked():
