@@ -53,11 +53,10 @@ def source(body: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     from clperf.benchmark.devices import select
     from clperf.benchmark.runner import benchmark
+    from clperf.core.records import Scenario
     from clperf.predictor.analysis.pipeline import analyze_text
     from clperf.predictor.model import core_run
     from clperf.predictor.model import speedup as speedup_model
-
-    from clperf.core.records import Scenario
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="pocl")

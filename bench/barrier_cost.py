@@ -44,7 +44,6 @@ __kernel void store_index(__global int* out) {
 def main(argv: list[str] | None = None) -> int:
     from clperf.benchmark.devices import select
     from clperf.benchmark.runner import benchmark
-
     from clperf.core.records import Scenario
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -92,7 +92,7 @@ def main() -> int:
     from clperf.predictor.model import core_run
     from clperf.predictor.model import cpu_code as compiled
     cc = core_run.compiler()
-    if cc is None or compiled._tool(compiled.MCA) is None:
+    if cc is None or compiled.tool(compiled.MCA) is None:
         print("needs x86-64, a C compiler and llvm-mca", file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory() as d:

@@ -45,10 +45,9 @@ def main() -> int:
           f"(runs: {', '.join(f'{x:.2f}' for x in loads)})")
 
     from clperf.benchmark.corpus import hand_written
+    from clperf.core.scenario import parse_flags, resolve
     from clperf.predictor.analysis.pipeline import analyze_text
     from clperf.predictor.model import estimate, network, profiles
-
-    from clperf.core.scenario import parse_flags, resolve
 
     pred = network.Predictor.load(ns.model)
     meta = estimate.learned_meta() if ns.model == estimate.model_dir() else pred.meta

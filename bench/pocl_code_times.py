@@ -69,14 +69,13 @@ def main(argv: list[str] | None = None) -> int:
 
     reused = json.loads(ns.reuse_times.read_text()) if ns.reuse_times else None
 
+    from clperf.benchmark import pocl_code
     from clperf.benchmark.devices import select
     from clperf.benchmark.runner import benchmark
     from clperf.benchmark.timing import Policy
-    from clperf.predictor.analysis.pipeline import analyze_text
-    from clperf.predictor.model import cpu_code as compiled
-    from clperf.predictor.model import speedup as speedup_model
-
     from clperf.core.records import Scenario
+    from clperf.predictor.analysis.pipeline import analyze_text
+    from clperf.predictor.model import speedup as speedup_model
 
     device = select("Portable Computing Language")
     lines, guessed, counted = [], [], []
@@ -87,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         if k is None or not k.analyzed:
             continue
         k = speedup_model.as_compiled(text, k, device, None, opts)
-        code = compiled.cpu_code(text, name, sc, device, build_options=opts)
+        code = pocl_code.cpu_code(text, name, sc, device, build_options=opts)
         if code is None:
             print(f"{name}: no counted code", file=sys.stderr)
             continue

@@ -91,10 +91,9 @@ def _prediction_device(text: str):  # noqa: ANN202
 
 
 def predict(device_text: str, size: str) -> dict[str, Any]:
+    from clperf.core.scenario import parse_flags
     from clperf.predictor import rewrites
     from clperf.predictor.analysis.pipeline import analyze_text
-
-    from clperf.core.scenario import parse_flags
 
     device = _prediction_device(device_text)
     cases = []
@@ -134,7 +133,6 @@ def measure(pred: dict[str, Any], device_text: str, policy_name: str, rounds: in
     from clperf.benchmark.devices import select
     from clperf.benchmark.runner import benchmark
     from clperf.benchmark.timing import Policy
-
     from clperf.core.records import Scenario
 
     device = select(device_text)

@@ -21,7 +21,6 @@ from typing import Any
 
 from clperf.benchmark import dataset
 from clperf.benchmark.corpus import family_of
-
 from clperf.core.records import device_matches
 
 

@@ -16,19 +16,24 @@ import logging
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyopencl as cl
-
+from clperf.benchmark.isolation import Worker, WorkerGone
 from clperf.core.errors import DeviceError
 from clperf.core.paths import ensure, state_dir
 from clperf.core.records import Device
+
+if TYPE_CHECKING:
+    import pyopencl as cl
 
 log = logging.getLogger(__name__)
 
 _PEAKS_FILE_LIMIT = 64 * 1024  # bytes: a peaks file is a few hundred
 
+
 def _kind(t: int) -> str:
+    import pyopencl as cl
+
     if t & cl.device_type.GPU:
         return "gpu"
     if t & cl.device_type.CPU:
@@ -47,6 +52,8 @@ def _host_mhz() -> int:
 
 
 def _describe(platform: cl.Platform, dev: cl.Device) -> Device:
+    import pyopencl as cl
+
     clock = int(dev.max_clock_frequency)
     if clock <= 0 and dev.type & cl.device_type.CPU:
         clock = _host_mhz()  # Intel's CPU runtime reports 0 MHz; cycles need a clock
@@ -65,6 +72,8 @@ def _describe(platform: cl.Platform, dev: cl.Device) -> Device:
 
 
 def _listed() -> list[Device]:
+    import pyopencl as cl
+
     try:
         platforms = cl.get_platforms()
     except cl.Error as e:
@@ -136,7 +145,6 @@ def _cached_peaks(device: Device) -> dict[str, Any] | None:
 
 def measure_peaks(device: Device, timeout_s: float = 300.0) -> Device:
     """Measure and cache the device's peaks (in a worker process); returns the device with them."""
-    from clperf.benchmark.isolation import Worker, WorkerGone
 
     try:
         with Worker(device) as w:

@@ -18,37 +18,35 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from clperf.api import Workspace
+from clperf.core.frontend import Kernel
+from clperf.core.records import Scenario
 from clperf.server import fixes
 from clperf.server.engine import Analysis
 from clperf.server.views import Action, Edit, Problem, Span
 
-from clperf.core.frontend import Kernel
-from clperf.core.records import Scenario
-
 log = logging.getLogger("clperf.server")
 
-def rewrite_actions(problems: Sequence[Problem], text: str, path: str, build_options: str, device: Any,
+def rewrite_actions(problems: Sequence[Problem], text: str, path: str, ws: Workspace, device: Any,
                     scenarios: Mapping[str, Scenario], with_disabled: bool) -> list[Action]:
     """Fixes from ``clperf.predictor.rewrites`` (pragma and manual unroll, the ``__local`` tile), titled with
     their predicted speedup, which runs no kernel. Rewrites that would not be equivalent come back
     disabled, with the reason."""
-    from clperf.predictor import rewrites
-    from clperf.predictor.analysis.pipeline import analyze_text
-
     candidates = [p for p in problems if p.code in ("unroll-candidate", "local-cache-candidate") and p.data]
     if not candidates:
         return []
-    report = analyze_text(text, Path(path) if path else None, build_options)
+    report = ws.analyze(text, Path(path) if path else None)
+    ws = replace(ws, run_kernels=False)  # a code action never runs a kernel: only cached countings count
     out: list[Action] = []
     for p in candidates:
         kernel = str(p.data.get("kernel", "")) if p.data else ""
         try:
-            found = rewrites.available(text, report, p.data, path=Path(path) if path else None,
-                                       build_options=build_options, device=device,
-                                       scenario=scenarios.get(kernel), run_kernels=False)
+            found = ws.fixes(text, report, p.data, path=Path(path) if path else None, device=device,
+                             scenario=scenarios.get(kernel))
         except Exception:  # one broken rewrite must not take the other actions with it
             log.error("rewrites for %s failed", p.code, exc_info=True)
             continue

@@ -15,13 +15,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from clperf.server.documents import Measured, kernel_text
-from clperf.server.engine import scenario_for
-from clperf.server.settings import Settings
-
+from clperf.api import Workspace, measure_peaks
+from clperf.benchmark.timing import Policy
 from clperf.core import frontend
 from clperf.core.errors import ClperfError
-from clperf.core.records import Device, Estimate, Measurement
+from clperf.core.records import Device, Estimate, Scenario
+from clperf.server.documents import Measured, kernel_text
+from clperf.server.engine import workspace
+from clperf.server.settings import Settings
 
 log = logging.getLogger("clperf.server")
 Progress = Callable[[float, str], None]  # (fraction of all work done, message)
@@ -52,19 +53,16 @@ def pick_kernels(kernels: Sequence[frontend.Kernel], name: str | None,
     return list(kernels)
 
 
-def _estimate_on(text: str, path: str, kernel: str, settings: Settings, options: str, device: Device,
-                 scenario: object) -> Estimate | None:
-    from clperf.predictor.analysis.pipeline import analyze_text
-    from clperf.predictor.model.estimate import estimate
-
+def _estimate_on(ws: Workspace, text: str, path: str, kernel: str, device: Device,
+                 scenario: Scenario) -> Estimate | None:
+    """The estimate for the device the kernel actually ran on, stored beside its measurement."""
     try:
-        report = analyze_text(text, Path(path) if path else None, settings.build_options)
-        kr = next((k for k in report.kernels if k.name == kernel), None)
+        report = ws.analyze(text, Path(path) if path else None)
+        kr = report.kernel(kernel)
         if kr is None:
             return None
-        return estimate(kr, scenario, device, source=text, build_options=options,
-                        count_code=settings.pocl_code)
-    except (ClperfError, ImportError) as e:
+        return ws.estimate(kr, scenario, device, text)
+    except ClperfError as e:
         log.info("no estimate of %s on %s: %s", kernel, device.name, e)
         return None
 
@@ -74,8 +72,6 @@ def _with_peaks(device: Device, on_progress: Progress) -> Device:
     for real runs — the server never runs anything on its own."""
     if device.peak_bandwidth_gbs and device.peak_gflops:
         return device
-    from clperf.benchmark.devices import measure_peaks
-
     on_progress(0.0, f"measuring the peaks of {device.name} (once)")
     try:
         return measure_peaks(device)
@@ -85,15 +81,12 @@ def _with_peaks(device: Device, on_progress: Progress) -> Device:
 
 
 def run(text: str, path: str, kernels: Sequence[frontend.Kernel], device: Device, settings: Settings, *,
-        policy_name: str, timeout_s: float, on_progress: Progress, cancel: threading.Event) -> list[Outcome]:
-    from clperf.benchmark.runner import benchmark, options_text
-    from clperf.benchmark.timing import Policy
-
-    from clperf.core.buildopts import gather_build_options
-
-    # what the analysis compiled: clperf.toml, the file's directives and the setting, refused ones left out
-    options = options_text(gather_build_options(Path(path) if path else None, text, settings.build_options,
-                                                extra_source="the clperf.buildOptions setting").options)
+        policy_name: str, timeout_s: float, on_progress: Progress, cancel: threading.Event,
+        root: str = "") -> list[Outcome]:
+    """Benchmark ``kernels`` of ``text`` on ``device``, one after the other, each with its scenario by the
+    API's rule and built with the options the analysis compiled with; stops early on ``cancel``."""
+    ws = workspace(settings, root)
+    file = Path(path) if path else None
     device = _with_peaks(device, on_progress)
     policy = Policy.named(policy_name)
     outcomes: list[Outcome] = []
@@ -101,30 +94,17 @@ def run(text: str, path: str, kernels: Sequence[frontend.Kernel], device: Device
     for i, k in enumerate(kernels):
         if cancel.is_set():
             break
-        scenario, _ = scenario_for(k, k.params, settings)
+        scenario = ws.resolve(k, k.params, path=file).scenario
 
         def progress(fraction: float, message: str, i: int = i, name: str = k.name) -> None:
             on_progress((i + fraction) / len(kernels), f"{name}: {message}")
 
-        m = benchmark(text, k.name, scenario, device, file=path, build_options=options,
-                      policy=policy, timeout_s=timeout_s, on_progress=progress, cancel=cancel)
-        est = _estimate_on(text, path, k.name, settings, options, device, scenario) if m.status == "ok" \
-            else None
-        not_stored = _store(m)
+        m = ws.benchmark(text, file, k.name, scenario, device, policy=policy, timeout_s=timeout_s,
+                         on_progress=progress, cancel=cancel)
+        est = _estimate_on(ws, text, path, k.name, device, scenario) if m.status == "ok" else None
+        not_stored = ws.store(m)
         if not_stored:
+            log.warning("measurement not stored: %s", not_stored)
             progress(1.0, f"measurement not stored: {not_stored}")
         outcomes.append(Outcome(k.name, Measured(m, est, kernel_text(lines, k)), not_stored))
     return outcomes
-
-
-def _store(m: Measurement) -> str | None:
-    """Store a successful measurement; the reason when it could not be (the result is kept and shown)."""
-    if m.status != "ok":
-        return None
-    from clperf.core import store
-    try:
-        store.record(m)
-    except store.NotStored as e:  # a read-only or full state folder must not lose the result on screen
-        log.warning("measurement not stored: %s", e)
-        return str(e)
-    return None

@@ -13,9 +13,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clperf.server.views import Action, Edit, Hint, HoverText, Lens, Problem, Span
 from lsprotocol import types
 from pygls.workspace import PositionCodec
+
+from clperf.server.views import Action, Edit, Hint, HoverText, Lens, Problem, Span
 
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,

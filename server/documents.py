@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from clperf.server.engine import Analysis
-
 from clperf.core import frontend
 from clperf.core.records import Estimate, Measurement
+from clperf.server.engine import Analysis
 
 MAX_PARSED_CHARS = 300_000  # the cheap parse takes ~0.1 s per 100 k characters; beyond this it is skipped
 

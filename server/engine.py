@@ -20,14 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clperf.api import Workspace
+from clperf.api import warm_up as warm_up_llvm
+from clperf.core import frontend
+from clperf.core.errors import ClperfError
+from clperf.core.records import Device, Estimate, Measurement, Scenario
+from clperf.predictor.model.roofline import bytes_per_execution
 from clperf.server import history
 from clperf.server.settings import Settings
 from clperf.server.views import Problem, Span
-
-from clperf.core import frontend
-from clperf.core.errors import ClperfError, ScenarioError
-from clperf.core.records import Device, Estimate, Measurement, Scenario
-from clperf.core.scenario import ScenarioSpec, parse_flags, resolve
 
 log = logging.getLogger("clperf.server")
 
@@ -121,55 +122,36 @@ def finding_problems(report: Any, settings: Settings) -> list[Problem]:
     return out
 
 
+def workspace(settings: Settings, root: str | Path | None = "") -> Workspace:
+    """The API's view of an editor workspace folder with these settings."""
+    return Workspace(root=Path(root) if root else None, build_options=settings.build_options,
+                     options_from="the clperf.buildOptions setting", scenario=settings.scenario_spec,
+                     run_kernels=settings.pocl_code)
+
+
 def scenario_for(kernel: frontend.Kernel, params: Sequence[Any], settings: Settings,
-                 required_local: Sequence[int] | None = None) -> tuple[Scenario, str | None]:
-    """The kernel's scenario: the settings' default overridden by its directive; defaults if that fails.
-    ``required_local``: the kernel's reqd_work_group_size (the local size unless one is given)."""
-    base = settings.scenario_spec
-    try:
-        spec = base.merged(parse_flags(kernel.directive)) if kernel.directive else base
-        return resolve(spec, params, kernel.dims_used, required_local), None
-    except ScenarioError as e:
-        problem = str(e)
-    try:
-        return resolve(base, params, kernel.dims_used, required_local), problem
-    except ScenarioError:
-        return resolve(ScenarioSpec(), params, kernel.dims_used), problem
+                 required_local: Sequence[int] | None = None, *, path: str = "",
+                 root: str = "") -> tuple[Scenario, str | None]:
+    """The kernel's scenario by the API's one rule (clperf.toml < settings < directive), with why a
+    written layer was left out. ``required_local``: the kernel's reqd_work_group_size."""
+    r = workspace(settings, root).resolve(kernel, params, path=Path(path) if path else None,
+                                          required_local=required_local)
+    return r.scenario, r.problem
 
 
-def _estimate(report: Any, scenario: Scenario, job: Job) -> tuple[Estimate | None, Any, str | None]:
+def _estimate(ws: Workspace, report: Any, scenario: Scenario,
+              job: Job) -> tuple[Estimate | None, Any, str | None]:
     """The estimate and the roofline's traffic (bytes moved, ops) for the hover's breakdown. On the local
     PoCL device with ``clperf.poclCode`` on, the estimate from PoCL's own code is used once it is there;
-    it is not waited for (a second or two per kernel): ``refining`` says when asking again will give it."""
+    it is not waited for (a second or two per kernel): ``Workspace.refining`` says when asking again will
+    give it."""
     if job.device is None:
         return None, None, job.device_problem or "no target device"
-    from clperf.predictor.model.estimate import check_launch, estimate
-    from clperf.predictor.model.roofline import traffic
-
     try:
-        check_launch(scenario, job.device, getattr(report, "params", ()))
-        est = estimate(report, scenario, job.device, source=job.text,
-                       build_options=job.settings.build_options, count_code=job.settings.pocl_code,
-                       code_deadline=time.monotonic())
-        return est, traffic(report, scenario, job.device.type), None
+        est = ws.estimate(report, scenario, job.device, job.text, deadline=time.monotonic())
+        return est, ws.traffic(report, scenario, job.device), None
     except ClperfError as e:
         return None, None, str(e)
-
-
-def refining(report: Any, scenario: Scenario, job: Job, est: Estimate | None) -> bool:
-    """Whether ``est`` stands in for the estimate from PoCL's own code, which is still being costed."""
-    if est is None or job.device is None or not job.settings.pocl_code:
-        return False
-    from clperf.predictor.model.estimate import COUNTED_MODEL, counting
-
-    return est.model_name != COUNTED_MODEL and counting(report, scenario, job.device, job.text,
-                                                        job.settings.build_options)
-
-
-def _doubts(report: Any, scenario: Scenario, job: Job) -> tuple[str, ...]:
-    from clperf.predictor.model.estimate import doubts
-
-    return tuple(doubts(report, scenario, job.device)) if job.device is not None else ()
 
 
 def analyze(job: Job) -> Analysis:
@@ -180,13 +162,9 @@ def analyze(job: Job) -> Analysis:
                f"(this one has {len(job.text) // 1000} k)")
         return Analysis(job.uri, job.version, source_hash(job.text), job.device,
                         (Problem(Span.at(1, 1, 1), "information", msg, code="file-too-large"),), {}, 0.0)
-    from clperf.predictor.analysis.pipeline import (
-        analyze_text,  # imported here: keeps llvmlite off initialize
-    )
-
-    report = analyze_text(job.text, Path(job.path) if job.path else None, job.settings.build_options,
-                          root=Path(job.root) if job.root else None,
-                          options_from="the clperf.buildOptions setting")
+    ws = workspace(job.settings, job.root)
+    path = Path(job.path) if job.path else None
+    report = ws.analyze(job.text, path)
     problems = compile_problems(report) + finding_problems(report, job.settings)
     parsed = {k.name: k for k in frontend.parse(job.text)}
     digest = source_hash(job.text)
@@ -198,33 +176,34 @@ def analyze(job: Job) -> Analysis:
         fk = parsed.get(kr.name)
         if fk is None:
             continue
-        scenario, scen_problem = scenario_for(fk, kr.params or fk.params, job.settings,
-                                              getattr(kr, "required_local", None))
+        resolved = ws.resolve(fk, kr.params or fk.params, path=path, required_local=kr.required_local)
+        scenario, scen_problem = resolved.scenario, resolved.problem
         if scen_problem:
             line = fk.directive_line or fk.header_line
             problems.append(Problem(Span.at(line, 1, 1), "warning",
                                     f"scenario of {kr.name}: {scen_problem}; estimating with the defaults",
                                     code="invalid-scenario"))
         if getattr(kr, "analyzed", True):
-            est, traffic, est_problem = _estimate(kr, scenario, job)
-            refine = refine or refining(kr, scenario, job, est)
+            est, traffic, est_problem = _estimate(ws, kr, scenario, job)
+            refine = refine or (job.device is not None
+                                and ws.refining(kr, scenario, job.device, job.text, est))
         else:
             est, traffic, est_problem = None, None, "the file does not compile"
         kernels[kr.name] = KernelResult(kr.name, kr, scenario, scen_problem, est, est_problem,
                                         loop_shares(kr, fk, scenario, job.device), traffic,
                                         history.last_measured(kr.name, digest),
-                                        _doubts(kr, scenario, job) if est is not None else ())
+                                        tuple(ws.doubts(kr, scenario, job.device))
+                                        if est is not None and job.device is not None else ())
     elapsed = (time.perf_counter() - start) * 1e3
     return Analysis(job.uri, job.version, digest, job.device, tuple(problems), kernels, elapsed, refine)
 
 
 def warm_up() -> None:
-    """Import the compile/analysis/estimate stack (llvmlite, ~0.5 s) before the first file needs it."""
+    """Load LLVM (llvmlite, ~0.5 s) before the first file needs it."""
     try:
-        import clperf.predictor.analysis.pipeline  # noqa: F401
-        import clperf.predictor.model.estimate  # noqa: F401
+        warm_up_llvm()
     except Exception:
-        log.warning("cannot import the analysis stack", exc_info=True)
+        log.warning("cannot load LLVM", exc_info=True)
 
 
 def failed(job: Job, error: BaseException) -> Analysis:
@@ -244,8 +223,6 @@ def loop_shares(report: Any, kernel: frontend.Kernel, scenario: Scenario,
     if device is None or not hasattr(report, "access_counts_for"):
         return {}
     try:
-        from clperf.predictor.model.roofline import bytes_per_execution
-
         counts = list(report.access_counts_for(dict(scenario.args)))
     except (ClperfError, ArithmeticError, ValueError, TypeError):
         return {}

@@ -7,11 +7,10 @@ live in ``clperf.predictor.rewrites``.
 
 from __future__ import annotations
 
-from clperf.server.views import Edit, Span
-
 from clperf.core.frontend import Kernel
 from clperf.core.records import Scenario
 from clperf.core.scenario import ScenarioSpec
+from clperf.server.views import Edit, Span
 
 
 def scenario_flags(scenario: Scenario, kernel: Kernel) -> str:

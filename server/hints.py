@@ -13,11 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from clperf.core.frontend import Kernel
 from clperf.server import formatting as fmt
 from clperf.server.engine import Analysis
 from clperf.server.views import Hint
-
-from clperf.core.frontend import Kernel
 
 
 def access_label(access: Any) -> str | None:

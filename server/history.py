@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from clperf.core import store
 from clperf.core.records import Measurement
 
 log = logging.getLogger("clperf.server")
@@ -22,7 +23,6 @@ def last_measured(kernel: str, source_hash: str) -> Measurement | None:
     """The newest successful measurement of ``kernel`` with exactly this source text, on any device."""
     global _seen, _latest
     try:
-        from clperf.core import store
         path = store.store_path()
         st = path.stat() if path.exists() else None
         key = (str(path), st.st_size, st.st_mtime) if st else (str(path), 0, 0.0)

@@ -9,14 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from clperf.core.frontend import Kernel
+from clperf.core.records import Measurement
 from clperf.server import formatting as fmt
 from clperf.server.documents import Measured
 from clperf.server.engine import Analysis, KernelResult
 from clperf.server.hints import access_tooltip
 from clperf.server.views import HoverText, Span
-
-from clperf.core.frontend import Kernel
-from clperf.core.records import Measurement
 
 
 def _scenario_rows(result: KernelResult) -> list[tuple[str, str]]:

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from clperf.core.frontend import Kernel
 from clperf.server import formatting as fmt
 from clperf.server.documents import Measured
 from clperf.server.engine import Analysis, KernelResult
 from clperf.server.views import Lens
-
-from clperf.core.frontend import Kernel
 
 BENCHMARK_COMMAND = "clperf.benchmark"
 

@@ -15,6 +15,7 @@ import logging
 import threading
 from dataclasses import dataclass
 
+from clperf.api import discover, shipped_profiles
 from clperf.core.errors import DeviceError
 from clperf.core.records import Device
 
@@ -51,8 +52,7 @@ class Targets:
 
     def _discover(self) -> None:
         try:
-            from clperf.benchmark import devices
-            found = list(devices.discover(measure=False))
+            found = list(discover(measure=False))
             with self._lock:
                 self._discovered = found
             log.info("discovered OpenCL devices: %s", ", ".join(d.name for d in found) or "none")
@@ -72,9 +72,7 @@ class Targets:
     @staticmethod
     def profiles() -> list[Device]:
         try:
-            from clperf.predictor.model.profiles import shipped
-
-            return shipped()
+            return shipped_profiles()
         except Exception:
             log.warning("cannot read the shipped device profiles", exc_info=True)
             return []

@@ -22,13 +22,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, BinaryIO, NoReturn
 
-from clperf.server import actions, benchmarking, convert, engine, hints, hover, lenses
-from clperf.server.documents import MAX_PARSED_CHARS, Documents
-from clperf.server.guard import AnsweringProtocol, guarded
-from clperf.server.scheduler import Scheduler
-from clperf.server.settings import SECTION, Settings, parse_settings
-from clperf.server.targets import Targets
-from clperf.server.views import Action, Problem, Span
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
@@ -37,6 +30,13 @@ from clperf import __version__
 from clperf.core.buildopts import workspace_root
 from clperf.core.children import terminate_all
 from clperf.core.errors import ClperfError
+from clperf.server import actions, benchmarking, convert, engine, hints, hover, lenses
+from clperf.server.documents import MAX_PARSED_CHARS, Documents
+from clperf.server.guard import AnsweringProtocol, guarded
+from clperf.server.scheduler import Scheduler
+from clperf.server.settings import SECTION, Settings, parse_settings
+from clperf.server.targets import Targets
+from clperf.server.views import Action, Problem, Span
 
 log = logging.getLogger("clperf.server")
 CONFIG_TIMEOUT_S = 2.0  # a client that never answers workspace/configuration gets the defaults
@@ -151,10 +151,13 @@ class ClperfServer(LanguageServer):
             now = self.workspace.text_documents.get(uri)
             return now is not doc or now.version != version
 
-        folders = [to_fs_path(f.uri) or "" for f in self.workspace.folders.values()]
-        root = workspace_root(path, folders or [self.workspace.root_path or ""])  # clperf.toml no higher
-        return engine.Job(uri, version, path, doc.source, self.settings, None, root=root,
+        return engine.Job(uri, version, path, doc.source, self.settings, None, root=self.root_for(path),
                           cancelled=superseded)
+
+    def root_for(self, path: str) -> str:
+        """The workspace folder holding ``path``: clperf.toml is looked up no higher."""
+        folders = [to_fs_path(f.uri) or "" for f in self.workspace.folders.values()]
+        return workspace_root(path, folders or [self.workspace.root_path or ""])
 
     def heavy(self, job: engine.Job) -> bool:
         """Whether the job goes to the heavy lane: many kernels (by the cheap parse) or a large text."""
@@ -364,8 +367,8 @@ def _register_views(server: ClperfServer) -> None:
         with_disabled = ls.supports("text_document", "code_action", "disabled_support")
 
         def build() -> list[Action]:
-            found = actions.rewrite_actions(problems, text, path, ls.settings.build_options, device,
-                                            scenarios, with_disabled)
+            ws = engine.workspace(ls.settings, ls.root_for(path))
+            found = actions.rewrite_actions(problems, text, path, ws, device, scenarios, with_disabled)
             return found + actions.directive_actions(kernels, analysis, params.range.start.line + 1,
                                                      params.range.end.line + 1)
 
@@ -443,7 +446,8 @@ async def _run_benchmarks(ls: ClperfServer, doc: Any, chosen: list[Any]) -> Any:
         except ClperfError:
             pass
         device = ls.targets.runnable(target)
-        return benchmarking.run(doc.source, to_fs_path(doc.uri) or "", chosen, device, ls.settings,
+        path = to_fs_path(doc.uri) or ""
+        return benchmarking.run(doc.source, path, chosen, device, ls.settings, root=ls.root_for(path),
                                 policy_name=ls.settings.benchmark_policy,
                                 timeout_s=ls.settings.benchmark_timeout_s,
                                 on_progress=lambda f, m: loop.call_soon_threadsafe(report, f, m),

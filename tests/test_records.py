@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from clperf.predictor.model import profiles
-
+from clperf.api import select_device
 from clperf.core.records import Device
 
 
@@ -27,6 +26,6 @@ def test_is_pocl_only_for_pocls_cpu_device() -> None:
 
 
 def test_predict_finds_pocl_by_its_common_name(pocl) -> None:
-    d = profiles.select_device("pocl")
+    d = select_device("pocl")
     assert d.platform == "Portable Computing Language" and d.source == "discovered"
-    assert profiles.select_device("h200", discover=False).name == "NVIDIA H200"
+    assert select_device("h200").name == "NVIDIA H200"

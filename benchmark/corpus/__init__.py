@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from clperf.benchmark.corpus.generate import generate
 from clperf.benchmark.corpus.sweepspec import SweepSpec, sweep_above
+from clperf.core.frontend import parse
 
 FAMILIES_DIR = Path(__file__).resolve().parent / "families"
 LARGE_DIR = Path(__file__).resolve().parent / "large"
@@ -49,7 +51,6 @@ def max_buffer_bytes(path: Path) -> int:
 
 def generated(count: int = 2000, seed: int = 0) -> list[tuple[str, str]]:
     """``count`` distinct synthetic kernels as ``(name, source)``, one kernel per source, deterministic."""
-    from clperf.benchmark.corpus.generate import generate
 
     return generate(count, seed)
 
@@ -69,7 +70,6 @@ def write_generated(directory: str | Path, count: int = 2000, seed: int = 0) -> 
 @lru_cache(maxsize=1)
 def _kernel_families() -> dict[str, str]:
     """Kernel name -> family, over the hand-written files."""
-    from clperf.core.frontend import parse
 
     out: dict[str, str] = {}
     for path in families():
@@ -96,7 +96,6 @@ def family_of(path_or_name: str | Path) -> str:
 
 def kernels_in(source: str, family: str, path: Path | None = None) -> Iterator[CorpusKernel]:
     """The kernels of one source with their directives and sweep specs (kernels lacking either skipped)."""
-    from clperf.core.frontend import parse
 
     lines = source.split("\n")
     for k in parse(source):

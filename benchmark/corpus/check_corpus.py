@@ -24,8 +24,8 @@ from typing import Any
 
 from clperf.benchmark.corpus import CorpusKernel, family_of, generated, hand_written, kernels_in
 from clperf.benchmark.corpus.launch import corners, front_kernel
-
 from clperf.core import children
+from clperf.core.compile import compile_source
 from clperf.core.records import Param, Scenario, split_vector
 
 
@@ -40,7 +40,6 @@ class CheckResult:
 
 def compile_error(source: str) -> str | None:
     """clang-19's errors and warnings about ``source`` (the project's compile step), or None when clean."""
-    from clperf.core.compile import compile_source
 
     result = compile_source(source, None, [])
     # the analysis compile passes -fno-unroll-loops, so every `#pragma unroll` draws a pass-failed warning

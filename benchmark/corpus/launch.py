@@ -13,7 +13,6 @@ from dataclasses import replace
 from functools import lru_cache
 
 from clperf.benchmark.corpus import CorpusKernel
-
 from clperf.core.errors import ScenarioError
 from clperf.core.frontend import Kernel, parse
 from clperf.core.records import Scenario

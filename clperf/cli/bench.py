@@ -8,15 +8,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from clperf.api import Workspace, discover, runnable_device
+from clperf.benchmark.progress import Progress
+from clperf.benchmark.sweep import find_files, kernels_in_file, parse_shard, run_sweep, shard_of
+from clperf.benchmark.timing import Policy
 from clperf.cli import add_build_options, add_json_flag, add_scenario_flags, scenario_from_args
+from clperf.core.buildopts import resolve_build_options
 from clperf.core.errors import ClperfError, InputError
+from clperf.core.frontend import parse
 from clperf.core.records import Device, Measurement
-from clperf.core.scenario import ScenarioSpec, parse_flags
+from clperf.core.sourcefile import read_source
 
 EXIT_FAILED = 1
 
@@ -76,7 +81,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
 # --- devices ---------------------------------------------------------------------------------------------
 
 def cmd_devices(ns: argparse.Namespace) -> int:
-    from clperf.benchmark.devices import discover
 
     devices = discover(measure=not ns.no_measure, remeasure=ns.remeasure)
     if ns.json:
@@ -104,28 +108,7 @@ def format_device(d: Device) -> str:
 
 # --- bench -----------------------------------------------------------------------------------------------
 
-def _read(path: str) -> str:
-    from clperf.core.sourcefile import read_source
-
-    return read_source(path).text  # regular files only, size-limited; InputError says why not
-
-
-def workspace_scenario(path: Path, kernel: str) -> ScenarioSpec:
-    """``[kernels.NAME] scenario = "..."`` of the clperf.toml that applies to ``path`` (empty when absent):
-    the one build options come from, looked up no higher than the repository and only if it is the user's."""
-    from clperf.core.buildopts import find_config, read_config
-
-    config = find_config(path.parent)
-    if config is None:
-        return ScenarioSpec()
-    data = read_config(config)
-    entry = data.get("kernels", {}).get(kernel, {})
-    text = entry.get("scenario") if isinstance(entry, dict) else None
-    return parse_flags(text) if isinstance(text, str) else ScenarioSpec()
-
-
 def pick_kernel(source: str, name: str | None, path: str) -> Any:
-    from clperf.core.frontend import parse
 
     kernels = parse(source)
     if not kernels:
@@ -142,39 +125,24 @@ def pick_kernel(source: str, name: str | None, path: str) -> Any:
 
 
 def cmd_bench(ns: argparse.Namespace) -> int:
-    from clperf.benchmark.devices import select
-    from clperf.benchmark.progress import Progress
-    from clperf.benchmark.runner import benchmark
-    from clperf.benchmark.timing import Policy
-    from clperf.core import store
-    from clperf.core.buildopts import resolve_build_options
-
-    source = _read(ns.file)
+    path = Path(ns.file)
+    ws = Workspace(build_options=ns.build_options)
+    source = ws.read(path)
     k = pick_kernel(source, ns.kernel, ns.file)
-    spec = workspace_scenario(Path(ns.file), k.name)
-    if k.directive:
-        spec = spec.merged(parse_flags(k.directive))
-    spec = spec.merged(scenario_from_args(ns))
-    options = resolve_build_options(Path(ns.file), source, ns.build_options)
+    spec, _ = ws.spec(k, path=path, command_line=scenario_from_args(ns), strict=True)
     reference = None
     if ns.reference:
         ref_file, _, ref_kernel = ns.reference.partition(":")
-        ref_source = _read(ref_file)
+        ref_source = ws.read(ref_file)
         reference = (ref_source, pick_kernel(ref_source, ref_kernel or None, ref_file).name)
-    device = select(ns.device)
+    device = runnable_device(ns.device)
     progress = Progress(f"{k.name} on {device.name}") if sys.stderr.isatty() else None
-    m = benchmark(source, k.name, spec, device, file=ns.file, build_options=options,
-                  policy=Policy.named(ns.policy), check=ns.check, reference=reference, timeout_s=ns.timeout,
-                  on_progress=(lambda f, msg: progress.update(f, msg)) if progress else None,
-                  cancel=threading.Event())
+    m = ws.benchmark(source, path, k.name, spec, device, policy=Policy.named(ns.policy), check=ns.check,
+                     reference=reference, timeout_s=ns.timeout, strict_options=True,
+                     on_progress=(lambda f, msg: progress.update(f, msg)) if progress else None)
     if progress:
         progress.done()
-    not_stored = None
-    if m.status == "ok" and not ns.no_store:
-        try:
-            store.record(m)
-        except store.NotStored as e:  # the measurement is still shown: a run is never thrown away
-            not_stored = str(e)
+    not_stored = None if ns.no_store else ws.store(m)  # the measurement is still shown when not stored
     if ns.json:
         print(json.dumps(m.to_json(), indent=1))
     else:
@@ -215,8 +183,6 @@ def format_measurement(m: Measurement) -> str:
 
 def buffer_bytes(m: Measurement) -> int:
     """Bytes of the ``__global`` buffers of a measurement (from the source's parameter types)."""
-    from clperf.core.frontend import parse
-    from clperf.core.sourcefile import read_source
 
     try:
         source = read_source(m.file).text if m.file else ""
@@ -232,18 +198,13 @@ def buffer_bytes(m: Measurement) -> int:
 # --- sweep -----------------------------------------------------------------------------------------------
 
 def cmd_sweep(ns: argparse.Namespace) -> int:
-    from clperf.benchmark.devices import select
-    from clperf.benchmark.progress import Progress
-    from clperf.benchmark.sweep import find_files, kernels_in_file, parse_shard, run_sweep, shard_of
-    from clperf.benchmark.timing import Policy
-    from clperf.core.buildopts import resolve_build_options
 
     if ns.max_variants < 1:
         raise InputError("--max-variants must be at least 1")
     shard = parse_shard(ns.shard) if ns.shard else None
     kernels, skipped = [], []
     for f in find_files(ns.paths):
-        source = _read(str(f))
+        source = read_source(f).text
         try:
             options = " ".join(resolve_build_options(f, source, ns.build_options))
         except ClperfError as e:
@@ -254,7 +215,7 @@ def cmd_sweep(ns: argparse.Namespace) -> int:
         skipped += why
     if shard is not None:
         kernels = [k for k in kernels if shard_of(k, shard[1]) == shard[0]]
-    device = select(ns.device)
+    device = runnable_device(ns.device)
     progress = Progress("sweep")
     state = {"kernel": 0, "variants": 0, "ok": 0, "failed": 0}
 

@@ -19,9 +19,12 @@ import json
 import sys
 from pathlib import Path
 
+from clperf.api import Workspace, select_device
 from clperf.cli import add_build_options, add_json_flag, add_scenario_flags, scenario_from_args
 from clperf.core.errors import InputError
+from clperf.core.records import Device
 from clperf.core.sourcefile import read_source, write_atomic
+from clperf.predictor import rewrites
 
 RULES = ("unroll-candidate", "local-cache-candidate", "work-group")
 ALIASES = {"unroll": "unroll-candidate", "local": "local-cache-candidate",
@@ -53,16 +56,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
     p.set_defaults(run=run_fix)
 
 
-def _device(profiles, text: str | None):  # noqa: ANN001, ANN202
+def _device(text: str | None) -> Device:
     if text and text.strip().lower() == "pocl":  # the nickname `clperf bench` accepts
         text = "Portable Computing Language"
-    return profiles.select_device(text)
+    return select_device(text)
 
 
 def run_fix(ns: argparse.Namespace) -> int:
-    from clperf.predictor import rewrites
-    from clperf.predictor.analysis.pipeline import analyze_text
-    from clperf.predictor.model import profiles
 
     rule = ALIASES.get(ns.rule, ns.rule)
     if rule not in RULES:
@@ -70,7 +70,8 @@ def run_fix(ns: argparse.Namespace) -> int:
     path: Path = ns.file
     source = read_source(path)
     text = source.text
-    report = analyze_text(text, path, ns.build_options)
+    ws = Workspace(build_options=ns.build_options, run_kernels=True)  # the user asked for this fix
+    report = ws.analyze(text, path)
     names = [k.name for k in report.kernels]
     kernel = ns.kernel or (names[0] if len(names) == 1 else None)
     if kernel is None:
@@ -81,8 +82,8 @@ def run_fix(ns: argparse.Namespace) -> int:
         errors = [d for d in report.diagnostics if d.severity == "error"]
         why = f": {errors[0].line}:{errors[0].column}: {errors[0].message}" if errors else ""
         raise InputError(f"kernel {kernel!r} in {path} could not be analysed{why}")
-    device = None if ns.no_predict else _device(profiles, ns.device)
-    scenario = rewrites.scenario_for(text, k, scenario_from_args(ns))
+    device = None if ns.no_predict else _device(ns.device)
+    scenario = ws.scenario_of(text, path, k, scenario_from_args(ns)).scenario
     if rule == "work-group":
         findings: list = [{"rule": rule, "kernel": kernel}]
     else:
@@ -94,8 +95,8 @@ def run_fix(ns: argparse.Namespace) -> int:
         return 1
     found = []
     for f in findings:
-        found += rewrites.available(text, report, f, path=path, build_options=ns.build_options, device=device,
-                                    scenario=scenario, predict=not ns.no_predict)
+        found += ws.fixes(text, report, f, path=path, device=device, scenario=scenario,
+                          predict=not ns.no_predict)
     if not 1 <= ns.variant <= max(1, len(found)):
         raise InputError(f"--variant {ns.variant}: there are {len(found)} rewrites")
     chosen = found[ns.variant - 1] if found else None

@@ -9,14 +9,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clperf.api import Workspace, select_device
 from clperf.cli import add_build_options, add_json_flag, add_scenario_flags, scenario_from_args
-from clperf.core.errors import InputError, ScenarioError
-from clperf.core.records import Scenario
-from clperf.core.scenario import ScenarioSpec, parse_flags, resolve
+from clperf.core.errors import InputError
+from clperf.predictor.model.estimate import COUNTED_MODEL
+from clperf.predictor.model.speedup import own_code
+from clperf.predictor.training import devset, evaluate, train
+from clperf.predictor.training import train as train_mod
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
@@ -80,17 +82,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
 
 
 def _predict(ns: argparse.Namespace) -> int:
-    from clperf.predictor.model import profiles
-    from clperf.predictor.model.estimate import COUNTED_MODEL, check_launch, doubts, estimate
-    from clperf.predictor.model.speedup import own_code
-
-    spec = scenario_from_args(ns)
-    target = load_target(ns.file, ns.kernel, spec, ns.build_options)
-    device = profiles.select_device(ns.device)
-    check_launch(target.scenario, device, target.kernel.params)
-    warnings = [*target.warnings, *doubts(target.kernel, target.scenario, device)]
-    est = estimate(target.kernel, target.scenario, device, source=target.text, build_options=ns.build_options,
-                   use_cache=not ns.no_cache, use_model=ns.model == "auto", calibrate=not ns.no_calibration)
+    # the command line may run kernels: PoCL's own code is counted on the local PoCL device
+    ws = Workspace(build_options=ns.build_options, run_kernels=True)
+    target = ws.target(ns.file, ns.kernel, scenario_from_args(ns))
+    device = select_device(ns.device)
+    est = ws.estimate(target.kernel, target.scenario, device, target.text, use_cache=not ns.no_cache,
+                      use_model=ns.model == "auto", calibrate=not ns.no_calibration)
+    warnings = [*target.warnings, *ws.doubts(target.kernel, target.scenario, device)]
     if ns.model == "auto" and own_code(device) and est.model_name != COUNTED_MODEL:
         warnings.append("PoCL's own code for this launch could not be counted (the build, the counting run "
                         "or the costing failed, or the run went past 60 s): the roofline answers")
@@ -125,66 +123,11 @@ def _predict(ns: argparse.Namespace) -> int:
     return 0
 
 
-
-@dataclass(frozen=True)
-class Target:
-    text: str
-    kernel: Any  # clperf.predictor.analysis.pipeline.KernelReport
-    scenario: Scenario
-    warnings: tuple[str, ...] = ()
-
-
-def load_target(path: Path, kernel_name: str | None, cli_spec: ScenarioSpec, build_options: str) -> Target:
-    """Read, compile and analyse ``path``; pick the kernel; resolve its scenario (directive < CLI)."""
-    from clperf.core import frontend
-    from clperf.core.sourcefile import read_source
-    from clperf.predictor.analysis.pipeline import analyze_text
-
-    text = read_source(path).text  # regular files only, size-limited; InputError says why not
-    report = analyze_text(text, path, build_options)
-    names = [k.name for k in report.kernels]
-    if not names:
-        errors = [d for d in getattr(report, "diagnostics", ()) if d.severity == "error"]
-        why = f": {path}:{errors[0].line}:{errors[0].column}: {errors[0].message}" if errors else ""
-        raise InputError(f"no kernel could be analysed in {path}{why}")
-    if kernel_name is None:
-        if len(names) > 1:
-            raise InputError(f"{path} has {len(names)} kernels ({', '.join(names)}): "
-                             "choose one with --kernel")
-        kernel_name = names[0]
-    kernel = next((k for k in report.kernels if k.name == kernel_name), None)
-    if kernel is None:
-        raise InputError(f"no kernel {kernel_name!r} in {path} (kernels: {', '.join(names)})")
-    if not getattr(kernel, "analyzed", True):
-        errors = [d for d in getattr(report, "diagnostics", ()) if d.severity == "error"]
-        why = f": {path}:{errors[0].line}:{errors[0].column}: {errors[0].message}" if errors else ""
-        raise InputError(f"kernel {kernel_name!r} could not be compiled{why}")
-    parsed = next((k for k in frontend.parse(text) if k.name == kernel_name), None)
-    spec = ScenarioSpec()
-    dims = 1
-    warnings: list[str] = []
-    if parsed is not None:
-        dims = parsed.dims_used
-        if parsed.directive:
-            try:
-                spec = parse_flags(parsed.directive)
-            except ScenarioError as e:
-                if cli_spec.is_empty():
-                    raise ScenarioError(f"the // clperf: directive of {kernel_name} "
-                                        f"(line {parsed.directive_line}): {e}") from e
-                warnings.append(f"the // clperf: directive of {kernel_name} (line {parsed.directive_line}) "
-                                f"was ignored: {e}")
-    scenario = resolve(spec.merged(cli_spec), list(kernel.params), dims,
-                       getattr(kernel, "required_local", None))
-    return Target(text, kernel, scenario, tuple(warnings))
-
-
 def _ms(t: float) -> str:
     return f"{t * 1e3:.2f} us" if t < 0.1 else f"{t:.3f} ms"
 
 
 def _train(ns: argparse.Namespace) -> int:
-    from clperf.predictor.training import train
     train.expand_data(ns.data)  # a clear error for a missing dataset or an empty folder
     if ns.members < 1:
         raise InputError(f"--members must be at least 1, not {ns.members}")
@@ -202,8 +145,6 @@ def _evaluate(ns: argparse.Namespace) -> int:
         return _evaluate_devset(ns)
     if not ns.data:
         raise InputError("clperf evaluate needs --data DATASET ... or --devset [DIR]")
-    from clperf.predictor.training import evaluate
-    from clperf.predictor.training import train as train_mod
     train_mod.expand_data(ns.data)  # a clear error for a missing dataset or an empty folder
     result = evaluate.run(ns.data, ns.model, ns.report, progress=not ns.json,
                           baseline_minutes=ns.baseline_minutes)
@@ -217,7 +158,6 @@ def _evaluate_devset(ns: argparse.Namespace) -> int:
     import datetime
     import subprocess
 
-    from clperf.predictor.training import devset
     folder = Path(ns.devset) if ns.devset else devset.DEFAULT_DIR
     if not (folder / "specs.json").is_file():
         raise InputError(f"no dev set at {folder} (it needs specs.json and truth*.jsonl)")

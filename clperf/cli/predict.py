@@ -15,7 +15,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from clperf.cli import add_build_options, add_json_flag
+from clperf.cli import fix as fix_cli
+from clperf.cli import model as model_cli
+from clperf.cli.sarif import to_sarif
 from clperf.core.errors import InputError
+from clperf.predictor.analysis.pipeline import analyze_file
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -74,10 +78,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
     add_build_options(c)
     c.set_defaults(run=run_check)
 
-    from clperf.cli import model as model_cli
 
     model_cli.register(sub)
-    from clperf.cli import fix as fix_cli
 
     fix_cli.register(sub)
 
@@ -86,7 +88,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
 
 
 def run_analyze(ns: argparse.Namespace) -> int:
-    from clperf.predictor.analysis.pipeline import analyze_file
 
     path: Path = ns.file
     if not path.exists():
@@ -206,8 +207,6 @@ def _files(paths: Iterable[Path]) -> list[Path]:
 
 
 def run_check(ns: argparse.Namespace) -> int:
-    from clperf.cli.sarif import to_sarif
-    from clperf.predictor.analysis.pipeline import analyze_file
 
     files = _files(ns.paths)
     reports = [analyze_file(f, ns.build_options) for f in files]

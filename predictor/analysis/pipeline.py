@@ -15,14 +15,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from clperf.predictor.analysis.findings import Finding, find
-from clperf.predictor.analysis.module import analyze_ir, unanalyzed
-from clperf.predictor.analysis.records import Access, KernelReport, LoopInfo, Ops, ParamUse
-
 from clperf.core import frontend, sourcefile
 from clperf.core.buildopts import OptionProblem, gather_build_options
 from clperf.core.compile import Diagnostic, char_column, compile_source
 from clperf.core.errors import ClperfError, InputError
+from clperf.predictor.analysis.findings import Finding, find
+from clperf.predictor.analysis.module import analyze_ir, unanalyzed
+from clperf.predictor.analysis.records import Access, KernelReport, LoopInfo, Ops, ParamUse
 
 __all__ = [
     "Access",

@@ -18,10 +18,11 @@ import statistics
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
+from clperf.core import store
 from clperf.core.records import Device, Estimate, Measurement
+from clperf.predictor.model.roofline import cycles
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +63,6 @@ def apply_to(est: Estimate, cal: Calibration, device: Device) -> Estimate:
     """``est`` corrected by ``cal`` (unchanged when no measurement calibrates it)."""
     if cal.measurements == 0:
         return est
-    from clperf.predictor.model.roofline import cycles
-
     f = cal.factor
     t = est.time_ms * f
     lo, hi = est.interval_ms[0] * f, est.interval_ms[1] * f
@@ -93,11 +92,7 @@ def pairs(measurements: Iterable[Measurement],
 
 
 def stored_measurements(device: Device) -> list[Measurement]:
-    """The user's stored measurements of ``device`` (none when the benchmark store is unavailable)."""
-    try:
-        from clperf.core import store
-    except ImportError:
-        return []
+    """The user's stored measurements of ``device`` (none when the store cannot be read, with a note)."""
     try:
         return [m if isinstance(m, Measurement) else Measurement.from_json(m) for m in store.load(device.key)]
     except Exception as e:  # noqa: BLE001 - a broken store means: no calibration, with a note
@@ -105,57 +100,23 @@ def stored_measurements(device: Device) -> list[Measurement]:
         return []
 
 
-def predict_stored(m: Measurement, device: Device) -> float | None:
-    """The uncalibrated estimate for a stored measurement, from its kernel file as it is now.
-
-    Skipped (None) when the file is gone or changed since it was measured (its hash differs).
-    """
-    from clperf.predictor.model.estimate import estimate
-
-    from clperf.core import cache as cache_mod
-    from clperf.core.errors import InputError
-    from clperf.core.sourcefile import read_source
-
-    path = Path(m.file)
-    try:
-        text = read_source(path).text  # regular files only, size-limited
-    except InputError:
-        return None
-    if m.source_hash and not cache_mod.source_hash(text).startswith(m.source_hash):
-        return None  # the benchmark's hash is a prefix of the same sha256
-    from clperf.predictor.analysis.pipeline import analyze_text
-
-    report = analyze_text(text, path, m.build_options)
-    kernel = next((k for k in report.kernels if k.name == m.kernel), None)
-    if kernel is None:
-        return None
-    # the models calibration corrects: PoCL's own code (``count_code``) is not calibrated
-    est = estimate(kernel, m.scenario, device, source=text, build_options=m.build_options, calibrate=False,
-                   count_code=False)
-    return est.time_ms
-
-
 _lock = threading.Lock()
 _memo: dict[tuple[Any, ...], Calibration] = {}
 
 
-def for_device(device: Device) -> Calibration:
-    """The calibration from the user's stored measurements of ``device`` (memoised per store state)."""
+def for_device(device: Device, predict: Callable[[Measurement], float | None],
+               model_version: Any = None) -> Calibration:
+    """The calibration from the user's stored measurements of ``device``, each compared with ``predict``
+    (the uncalibrated estimate of the model being calibrated, ``model_version``), memoised per store
+    state and model."""
     ms = stored_measurements(device)
     if not ms:
         return NONE
-    from clperf.predictor.model.estimate import learned_meta
-
-    meta = learned_meta() or {}
-    state = (device.key, len(ms), max(m.timestamp for m in ms), meta.get("version"))
+    state = (device.key, len(ms), max(m.timestamp for m in ms), model_version)
     with _lock:
         if state in _memo:
             return _memo[state]
-    cal = fit(pairs(ms, lambda m: predict_stored(m, device)))
+    cal = fit(pairs(ms, predict))
     with _lock:
         _memo[state] = cal
     return cal
-
-
-def apply(est: Estimate, device: Device) -> Estimate:
-    return apply_to(est, for_device(device), device)

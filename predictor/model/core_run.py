@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 from clperf.core import children
+from clperf.predictor.model.x86 import GATHER, MASKED_STORE, for_mca
 
 log = logging.getLogger(__name__)
 
@@ -199,7 +200,6 @@ def runnable(instructions: list[str]) -> list[str] | None:
     (the module's docstring): memory operands moved into the private buffer, masks set to ones, jumps as
     counted (``TAKEN``, ``NOT_TAKEN``; others left out), gathers, scatters and writes to ``%rsp`` left out;
     None when one of them must not run here."""
-    from clperf.predictor.model import cpu_code as compiled
     regions: dict[tuple[str | None, ...], int] = {}
     symbols: dict[str, int] = {}
     passes: dict[tuple[str | None, ...], int] = {}
@@ -212,18 +212,18 @@ def runnable(instructions: list[str]) -> list[str] | None:
             out += (["jmp 1f", "1:"] if line == TAKEN  # to the next instruction: the target is not here
                     else ["cmpq $0, %rsp", "je 1f", "1:"])  # %rsp is not 0: never taken nor mispredicted
             continue
-        if op.startswith(SKIP) or compiled.GATHER.match(line):
+        if op.startswith(SKIP) or GATHER.match(line):
             continue
         if NOT_RUN.match(op):
             return None
-        for x in compiled.for_mca(line):
+        for x in for_mca(line):
             if WRITES_RSP.search(x):
                 continue
             x = ones(x)  # a mask it writes is all ones
             if op.startswith("lea") or "(" not in x:  # an address computed, not read: a constant's is ours
                 out.append(SYMBOL.sub("clperf_buf(%rip)", x))
                 continue
-            if compiled.MASKED_STORE.match(x):
+            if MASKED_STORE.match(x):
                 mask = x.split(",")[1].strip()
                 out.append(f"vpcmpeqd {mask}, {mask}, {mask}")
             width = vector_bytes(x)

@@ -18,15 +18,18 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-from clperf.predictor.model import calibration, profiles
-from clperf.predictor.model import roofline as rl
+from typing import Any, Protocol
 
 from clperf.core import cache as cache_mod
-from clperf.core.errors import ModelError, ScenarioError
-from clperf.core.records import Device, Estimate, Param, Scenario, type_size
+from clperf.core.errors import InputError, ModelError, ScenarioError
+from clperf.core.records import Device, Estimate, Measurement, Param, Scenario, type_size
 from clperf.core.scenario import check_sizes
+from clperf.core.sourcefile import read_source
+from clperf.predictor.analysis.pipeline import analyze_text
+from clperf.predictor.model import calibration, profiles
+from clperf.predictor.model import roofline as rl
+from clperf.predictor.model import speedup as speedup_model
+from clperf.predictor.model.cpu_code import CompiledCode
 
 log = logging.getLogger(__name__)
 
@@ -36,12 +39,23 @@ MODEL_DIR = Path(__file__).with_name("weights")
 # how far off the roofline really is; train writes measured quantiles into the model's meta.
 _UNCALIBRATED_FACTOR = 3.0
 
-# The local PoCL device's estimate from its own code (``rewrites/speedup_model.py``, ``benchmark/
-# compiled.py``, ``predictor/model/core_run.py``): its interval is the 10% / 90% quantiles of log(measured /
+# The local PoCL device's estimate from its own code (``speedup.py``, ``cpu_code.py``, ``core_run.py``,
+# counted by ``clperf.benchmark.pocl_code``): its interval is the 10% / 90% quantiles of log(measured /
 # predicted) over the 93 corpus kernels of ``bench/pocl_code_times.py`` (reports/pocl_code_times.md: AMD
 # Zen 4, costed on the cores; median 0.06)
 COUNTED_MODEL = "pocl-code"
 COUNTED_QUANTILES = [-0.33, 0.99]
+
+
+class CodeCounter(Protocol):
+    """Where PoCL's own code for a launch comes from (``clperf.benchmark.pocl_code.COUNTER`` builds and
+    counts it in a run of the scenario): the model costs what it is given and runs nothing itself."""
+
+    def __call__(self, source: str, kernel: str, scenario: Scenario, device: Device, build_options: str,
+                 deadline: float | None) -> CompiledCode | None: ...
+
+    def settled(self, source: str, kernel: str, scenario: Scenario, device: Device,
+                build_options: str) -> bool: ...
 
 
 def model_dir() -> Path:
@@ -139,41 +153,69 @@ def estimate(
     use_cache: bool = True,
     use_model: bool = True,
     calibrate: bool = True,
-    count_code: bool = True,
+    counter: CodeCounter | None = None,
     code_deadline: float | None = None,
 ) -> Estimate:
     """Predict ``kernel``'s time for ``scenario`` on ``device``.
 
     Uses the shipped learned model when it exists and was trained on this device (it needs ``source``);
-    on the local PoCL device with ``count_code``, the cycles of PoCL's own code for the launch
-    (``counted``: runs the kernel once, on one PoCL thread, in an isolated worker), waited for until
-    ``code_deadline`` (``time.monotonic()``; None: until it is there); else the roofline. ``calibrate``
-    applies the user's stored measurements of the device to the roofline and the learned model.
+    on the local PoCL device with a ``counter``, the cycles of PoCL's own code for the launch
+    (``counted``: the counter runs the kernel once, on one PoCL thread, in an isolated worker), waited for
+    until ``code_deadline`` (``time.monotonic()``; None: until it is there); else the roofline.
+    ``calibrate`` applies the user's stored measurements of the device to the roofline and the learned
+    model.
     """
     base, traffic = roofline_estimate(kernel, scenario, device)
     meta = learned_meta() if use_model else None
     result = base
     if meta is not None and source is not None and covers(meta, device):
         result = _learned(kernel, scenario, device, source, build_options, base, traffic, meta, use_cache)
-    elif use_model and count_code and source is not None:
-        result = counted(kernel, scenario, device, source, build_options, code_deadline) or base
+    elif use_model and counter is not None and source is not None:
+        result = counted(kernel, scenario, device, source, counter, build_options, code_deadline) or base
     if calibrate and result.model_name != COUNTED_MODEL:
         # PoCL's counted code is this machine's own: its stored measurements would each cost a PoCL build
         # and run to compare with, and the corpus check puts it at a median 0.93x of measured already
-        result = calibration.apply(result, device)
+        result = calibration.apply_to(result, calibration_for(device), device)
     return result
 
 
-def counted(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: str, build_options: str = "",
-            code_deadline: float | None = None) -> Estimate | None:
+def calibration_for(device: Device) -> calibration.Calibration:
+    """The calibration of the shipped model and the roofline on ``device`` from the user's stored
+    measurements of it, each compared with the uncalibrated estimate (``predict_stored``)."""
+    meta = learned_meta() or {}
+    return calibration.for_device(device, lambda m: predict_stored(m, device), meta.get("version"))
+
+
+def predict_stored(m: Measurement, device: Device) -> float | None:
+    """The uncalibrated estimate for a stored measurement, from its kernel file as it is now.
+
+    Skipped (None) when the file is gone or changed since it was measured (its hash differs).
+    """
+    path = Path(m.file)
+    try:
+        text = read_source(path).text  # regular files only, size-limited
+    except InputError:
+        return None
+    if m.source_hash and not cache_mod.source_hash(text).startswith(m.source_hash):
+        return None  # the benchmark's hash is a prefix of the same sha256
+    report = analyze_text(text, path, m.build_options)
+    kernel = next((k for k in report.kernels if k.name == m.kernel), None)
+    if kernel is None:
+        return None
+    # the models calibration corrects: PoCL's own code (no counter) is not calibrated
+    est = estimate(kernel, m.scenario, device, source=text, build_options=m.build_options, calibrate=False)
+    return est.time_ms
+
+
+def counted(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: str, counter: CodeCounter,
+            build_options: str = "", code_deadline: float | None = None) -> Estimate | None:
     """The estimate from PoCL's own code on the local PoCL device (``speedup_model.roofline_for`` with
-    ``cpu_code``: every block of the work-group function counted in a run of the scenario, costed by
-    llvm-mca with this CPU's measured corrections), or None on other devices and while the code is not
-    there by ``code_deadline``."""
-    from clperf.predictor.model import speedup as speedup_model
+    the ``counter``'s code: every block of the work-group function counted in a run of the scenario,
+    costed by llvm-mca with this CPU's measured corrections), or None on other devices and while the code
+    is not there by ``code_deadline``."""
     if not speedup_model.own_code(device):
         return None
-    code = speedup_model.cpu_code(source, kernel.name, scenario, device, build_options, code_deadline)
+    code = counter(source, kernel.name, scenario, device, build_options, code_deadline)
     if code is None:
         return None
     k = speedup_model.as_compiled(source, kernel, device, None, build_options)
@@ -182,18 +224,13 @@ def counted(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: s
                     r.bandwidth_utilization, COUNTED_MODEL, f"{rl.MODEL_VERSION}+{code.costed_by}")
 
 
-def counting(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: str,
+def counting(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: str, counter: CodeCounter,
              build_options: str = "") -> bool:
     """Whether ``counted`` may still get PoCL's code for this version (it is being costed or waits for a
     turn): asking again later can give a better estimate."""
-    from clperf.predictor.model import speedup as speedup_model
     if not speedup_model.own_code(device):
         return False
-    try:
-        from clperf.predictor.model import cpu_code as compiled
-    except ImportError:
-        return False
-    return not compiled.settled(source, kernel.name, scenario, device, build_options)
+    return not counter.settled(source, kernel.name, scenario, device, build_options)
 
 
 def _learned(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: str, build_options: str,

@@ -21,10 +21,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from clperf.core.records import Device, Scenario
 from clperf.predictor.model import profiles
 from clperf.predictor.model import roofline as rl
-
-from clperf.core.records import Device, Scenario
 
 PATTERNS = ("contiguous", "strided", "indirect", "uniform", "unknown")
 UTIL_BINS = (0.1, 0.3, 0.6)  # bandwidth-utilisation classes: <10%, 10-30%, 30-60%, >=60% of peak

@@ -31,6 +31,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F  # noqa: N812
 
+from clperf.core import cache
+from clperf.core.records import Device
+from clperf.predictor.model import features, profiles, tokenizer
+
 
 @dataclass
 class NetConfig:
@@ -194,8 +198,8 @@ class Predictor:
 
     @classmethod
     def load(cls, directory: Path) -> Predictor:
-        from clperf.predictor.model import tokenizer
         from safetensors.torch import load_file
+
 
         cfg = NetConfig(**json.loads((directory / "config.json").read_text()))
         model = build_model(cfg)
@@ -207,9 +211,6 @@ class Predictor:
         return cls(model, tok, norm, meta)
 
     def code_for(self, source: str, kernel: str) -> str:
-        from clperf.predictor.model import tokenizer
-
-        from clperf.core import cache
         k = (cache.source_hash(source), kernel)
         if k not in self._texts:
             if len(self._texts) > 256:
@@ -220,9 +221,6 @@ class Predictor:
     def tokens_for(self, source: str, kernel: str) -> torch.Tensor | None:
         if not self.model.cfg.use_code:
             return None
-        from clperf.predictor.model import tokenizer
-
-        from clperf.core import cache
         k = (cache.source_hash(source), kernel)
         if k not in self._codes:
             ids = tokenizer.encode(self.tok, tokenizer.kernel_text(source, kernel), self.model.cfg.max_len)
@@ -245,9 +243,6 @@ class Predictor:
     def predict_one(self, kernel: Any, scenario: Any, device: Any, source: str, base: Any,
                     traffic: Any) -> dict[str, Any]:
         """Time and bandwidth utilisation for one kernel and scenario (``base`` is the roofline estimate)."""
-        from clperf.predictor.model import features, profiles
-
-        from clperf.core.records import Device
 
         trained = self.meta.get("devices", {}).get(device.name)
         dev = Device.from_json(trained) if trained else device  # the peaks the model was trained with

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -115,26 +116,13 @@ def peaks(device: Device) -> tuple[float, float, bool]:
                       "run `clperf devices` to measure them")
 
 
-def discovered() -> list[Device]:
-    """Local OpenCL devices (with measured peaks), or none when the benchmark side cannot run here."""
-    try:
-        from clperf.benchmark import devices as bench_devices
-    except ImportError as e:  # the benchmark package is optional at estimate time
-        log.debug("no device discovery: %s", e)
-        return []
-    try:
-        return list(bench_devices.discover())
-    except Exception as e:  # noqa: BLE001 - a broken OpenCL install must not stop estimates for profiles
-        log.warning("OpenCL device discovery failed: %s", e)
-        return []
+def select_device(text: str | None, local: Sequence[Device] = ()) -> Device:
+    """The device ``--device TEXT`` names: the ``local`` (discovered) devices first, then shipped profiles
+    (``clperf.api.select_device`` discovers them).
 
-
-def select_device(text: str | None, *, discover: bool = True) -> Device:
-    """The device ``--device TEXT`` names: discovered devices first, then shipped profiles.
-
-    With no text: the first discovered GPU, else the first discovered device, else the H200 profile.
+    With no text: the first local GPU, else the first local device, else the H200 profile.
     """
-    local = discovered() if discover else []
+    local = list(local)
     profiles = shipped()
     if text is None or not text.strip():
         for d in local:

@@ -23,11 +23,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from clperf.predictor.model import profiles
-
 from clperf.core.errors import ScenarioError
 from clperf.core.records import Bound, Device, Scenario, type_size
 from clperf.core.scenario import evaluate
+from clperf.predictor.analysis.records import launch_args
+from clperf.predictor.model import profiles
 
 MODEL_NAME = "roofline"
 MODEL_VERSION = "3"  # also stands for the analysis behind the learned features (cache keys)
@@ -180,7 +180,6 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
 
 def count_args(scenario: Scenario) -> dict[str, int | float]:
     """The scenario's argument values plus its launch sizes, for evaluating loop trip counts."""
-    from clperf.predictor.analysis.records import launch_args
 
     return launch_args(scenario.args, scenario.global_size, scenario.local_size)
 

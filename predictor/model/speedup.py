@@ -40,16 +40,17 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from clperf.predictor.analysis.records import Ops
-from clperf.predictor.model import profiles
-from clperf.predictor.model import roofline as rl
-
 from clperf.core.records import Device, Scenario
+from clperf.predictor.analysis import poly
+from clperf.predictor.analysis.pipeline import analyze_text
+from clperf.predictor.analysis.records import Ops
+from clperf.predictor.model import core_run, profiles
+from clperf.predictor.model import cpu_code as compiled
+from clperf.predictor.model import roofline as rl
 
 MODEL = f"roofline+compiler {rl.MODEL_VERSION}"  # named in each prediction's note
 log = logging.getLogger(__name__)
@@ -62,8 +63,6 @@ def as_compiled(text: str, kernel: Any, device: Device, path: Path | None = None
     threshold = profiles.facts(device).compiler_unroll_threshold
     if threshold <= 0:
         return kernel
-    from clperf.predictor.analysis.pipeline import analyze_text
-
     k = analyze_text(text, path, build_options, unroll_threshold=threshold).kernel(kernel.name)
     return k if k is not None and k.analyzed else kernel
 
@@ -79,59 +78,6 @@ def own_code(device: Device) -> bool:
     return device.source == "discovered" and device.is_pocl
 
 
-def cpu_code(text: str, kernel: str, scenario: Scenario, device: Device, build_options: str = "",
-             deadline: float | None = None, run: bool = True) -> Any:
-    """PoCL's own code for one launch of ``kernel`` at ``scenario``, counted and costed
-    (``predictor/model/cpu_code.py``),
-    when ``device`` is the local PoCL device; else None, also when it is not
-    ready by ``deadline`` (``time.monotonic()``; None: wait for it). Counting runs the kernel (native code
-    the file's author wrote): with ``run`` False only a costing already in the prediction cache is used
-    and nothing runs. Needs the benchmark side (pyopencl)."""
-    if not own_code(device):
-        return None
-    try:
-        from clperf.predictor.model import cpu_code as compiled
-    except ImportError:  # the benchmark side is optional at estimate time
-        return None
-    from clperf.core import cache as cache_mod
-    # costed once per machine, not once per process: the prediction cache keeps each costing (JSON)
-    key = cache_mod.key("pocl-code", cache_mod.source_hash(text), kernel, build_options, device.key,
-                        scenario.to_json(), compiled.COST_VERSION, compiled._tool(compiled.MCA))
-    store = cache_mod.default()
-    hit = store.get(key, _cached_code)  # a row of another shape is dropped: the code is costed again
-    if hit is not None:
-        return hit
-    if not run:
-        return None
-    try:
-        wait_s = None if deadline is None else max(0.0, deadline - time.monotonic())
-        code = compiled.cpu_code(text, kernel, scenario, device, build_options=build_options, wait_s=wait_s)
-    except Exception as e:  # noqa: BLE001 - a broken runtime must not stop the prediction
-        log.info("no PoCL code for %s: %s", kernel, e)
-        return None
-    if code is not None:
-        store.set(key, {"cycles": code.cycles, "work_items": code.work_items, "function": code.function,
-                        "loops": list(code.loops)})
-    return code
-
-
-def _cached_code(d: Any) -> Any:
-    """A costing from the prediction cache, checked: positive cycles and work-items, text names; else
-    ValueError, TypeError or KeyError (the cache drops the row)."""
-    from clperf.predictor.model import cpu_code as compiled
-
-    from clperf.core import cache as cache_mod
-    if not isinstance(d, dict) or not isinstance(d["loops"], list) or not isinstance(d["function"], str):
-        raise TypeError("not a costing object")
-    items = d["work_items"]
-    if isinstance(items, bool) or not isinstance(items, int) or items < 1:
-        raise ValueError(f"work_items is not a positive integer: {items!r}"[:80])
-    if not all(isinstance(x, str) for x in d["loops"]):
-        raise TypeError("loops are not text")
-    return compiled.CompiledCode(cache_mod.positive(d["cycles"], "cycles"), items, d["function"],
-                                 tuple(d["loops"]))
-
-
 REFILL_PASS_LIMIT = 1 << 14  # reads and writes of one work-item's loops that refill_cycles follows
 
 
@@ -144,15 +90,9 @@ def refill_cycles(kernel: Any, scenario: Scenario) -> float:
     analysis (each access's polynomial in the loop counters ``it:<loop>`` and the arguments) at the
     scenario's arguments and work-item 0; a nest whose offsets or trip counts are not known there, or
     longer than ``REFILL_PASS_LIMIT`` accesses, is left out."""
-    try:
-        from clperf.predictor.model import cpu_code as compiled
-    except ImportError:  # the benchmark side is optional at estimate time
-        return 0.0
     cache = compiled.l1_data_cache()
     if cache is None:
         return 0.0
-    from clperf.predictor.analysis import poly
-
     args = rl.count_args(scenario)
     values = {f"arg:{k}": float(v) for k, v in args.items()}
     nests: dict[tuple[Any, tuple[int, ...]], list[Any]] = {}
@@ -216,9 +156,6 @@ def aliased_reads(kernel: Any, scenario: Scenario) -> list[tuple[int, int]]:
     if has_loops(kernel) or not any(a.kind == "store" for a in accesses) or any(
             not getattr(a, "offset", None) for a in accesses) or not scenario.local_size:
         return []
-    from clperf.predictor.model import core_run  # the work-item loop's vector: PoCL's code's fact
-    from clperf.predictor.analysis import poly
-
     local = tuple(scenario.local_size) + (1, 1)
     values: dict[str, float] = {f"arg:{k}": float(v) for k, v in rl.count_args(scenario).items()}
     step = max(1, min(core_run.WORK_ITEM_VECTOR // width, local[0]))

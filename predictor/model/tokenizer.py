@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from clperf.core import frontend
+
 KEYWORDS = [
     "__kernel", "kernel", "__global", "global", "__local", "local", "__constant", "constant", "__private",
     "__attribute__", "reqd_work_group_size", "restrict", "const", "volatile",
@@ -32,7 +34,6 @@ _SPLIT = r"[A-Za-z_#][A-Za-z_0-9]*|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?[fFuUlL]*|\S"
 
 def kernel_text(source: str, kernel: str) -> str:
     """The kernel's own text first, then the rest of the file, without comments."""
-    from clperf.core import frontend
     lines = source.split("\n")
     k = next((k for k in frontend.parse(source) if k.name == kernel), None)
     if k is None:

@@ -27,54 +27,33 @@ Equivalence is tested by running original and rewritten kernels on PoCL (``tests
 from __future__ import annotations
 
 import logging
-import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from clperf.predictor.rewrites import csource, local_tile, unroll
-from clperf.predictor.rewrites.edits import TextEdit, apply_edits
-
+from clperf.benchmark import pocl_code
 from clperf.core.errors import ClperfError
-from clperf.core.records import Device, Scenario
+from clperf.core.records import Device, Scenario, type_size
+from clperf.predictor.analysis.pipeline import analyze_text
+from clperf.predictor.model import profiles
+from clperf.predictor.model import speedup as speedup_model
+from clperf.predictor.rewrites import csource, local_tile, unroll, workgroup
+from clperf.predictor.rewrites.edits import TextEdit, apply_edits
+from clperf.predictor.rewrites.rewrite import (
+    Rewrite,
+    RewriteError,
+    directive_local,
+    scenario_for,
+    speedup_text,
+)
 
-__all__ = ["Rewrite", "RewriteError", "TextEdit", "apply", "available", "scenario_for", "RULES"]
+__all__ = ["Rewrite", "RewriteError", "TextEdit", "apply", "available", "directive_local", "scenario_for",
+           "speedup_text", "RULES"]
 
 log = logging.getLogger(__name__)
 RULES = ("unroll-candidate", "local-cache-candidate", "work-group")
 DEFAULT_MAX_GROUP = 1024
 DEFAULT_LOCAL_BYTES = 32768
-
-
-class RewriteError(ClperfError):
-    """No rewrite can be applied (the reason says why)."""
-
-
-@dataclass(frozen=True)
-class Rewrite:
-    rule: str
-    kernel: str
-    kind: str  # "pragma-unroll" | "manual-unroll" | "local-cache" | "work-group"
-    title: str
-    edits: tuple[TextEdit, ...]
-    disabled_reason: str | None = None
-    predicted_speedup: float | None = None
-    prediction: str = ""  # model, device and scenario the prediction is for
-    scenario_change: dict[str, Any] | None = None  # work-group: {"local": [..]}
-    notes: tuple[str, ...] = ()  # e.g. reads that stay global
-    predict_edits: tuple[TextEdit, ...] | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def enabled(self) -> bool:
-        return self.disabled_reason is None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "rule": self.rule, "kernel": self.kernel, "kind": self.kind, "title": self.title,
-            "edits": [e.to_json() for e in self.edits], "disabled_reason": self.disabled_reason,
-            "predicted_speedup": self.predicted_speedup, "prediction": self.prediction,
-            "scenario_change": self.scenario_change, "notes": list(self.notes),
-        }
 
 
 def apply(text: str, rewrite: Rewrite | dict[str, Any]) -> str:
@@ -84,8 +63,6 @@ def apply(text: str, rewrite: Rewrite | dict[str, Any]) -> str:
         return apply_edits(text, rewrite.edits)
     data = dict(rewrite)
     rule, kernel = str(data.get("rule", "local-cache-candidate")), str(data.get("kernel", ""))
-    from clperf.predictor.analysis.pipeline import analyze_text
-
     report = analyze_text(text)
     if not kernel and len(report.kernels) == 1:
         kernel = report.kernels[0].name
@@ -100,18 +77,6 @@ def _finding_parts(finding: Any) -> tuple[str, str, dict[str, Any]]:
     if isinstance(finding, dict):
         return str(finding.get("rule", "")), str(finding.get("kernel", "")), finding
     return finding.rule, finding.kernel, dict(finding.data)
-
-
-def scenario_for(text: str, kernel: Any, spec: Any = None) -> Scenario:
-    """The kernel's scenario: its ``// clperf:`` directive, overridden by ``spec`` (a ScenarioSpec)."""
-    from clperf.core import frontend
-    from clperf.core.scenario import ScenarioSpec, parse_flags, resolve
-
-    parsed = next((k for k in frontend.parse(text) if k.name == kernel.name), None)
-    base = parse_flags(parsed.directive) if parsed is not None and parsed.directive else ScenarioSpec()
-    merged = base.merged(spec) if spec is not None else base
-    return resolve(merged, list(kernel.params), parsed.dims_used if parsed else 1,
-                   getattr(kernel, "required_local", None))
 
 
 def available(text: str, report: Any, finding: Any, *, path: Path | None = None, build_options: str = "",
@@ -131,7 +96,6 @@ def available(text: str, report: Any, finding: Any, *, path: Path | None = None,
     elif rule == "work-group":
         if k is None:
             return []
-        from clperf.predictor.rewrites import workgroup
         return [workgroup.recommend(text, k, device, scenario, path, build_options)]
     else:
         return []
@@ -197,7 +161,6 @@ def _local(text: str, kernel: str, data: dict[str, Any], device: Device | None, 
     edits = tuple(local_tile.generate(b, pl, cap))
     # what runs when the tile fits; where the loader's loop runs one work-item at a time (PoCL), each
     # work-item stops at the first read site that serves an element (see local_tile.generate)
-    from clperf.predictor.model import profiles
     scalar = device is not None and profiles.facts(device).scalar_loop_regions
     fast = tuple(local_tile.generate(b, pl, cap, fallback=False, settle_first=scalar))
     shape = _shape_text(pl)
@@ -216,8 +179,6 @@ def _shape_text(pl: local_tile.Plan) -> str:
 
 
 def _elem_size(type_name: str) -> int:
-    from clperf.core.records import type_size
-
     return type_size(type_name) or 16
 
 
@@ -241,14 +202,6 @@ def _with_prediction(r: Rewrite, text: str, k: Any, path: Path | None, build_opt
                    title=f"{r.title} ({speedup_text(speedup)})")
 
 
-def speedup_text(speedup: float | None) -> str:
-    if speedup is None:
-        return "speedup not predicted"
-    if abs(speedup - 1.0) < 0.005:
-        return "predicted: no change"
-    return f"predicted {speedup:.2f}x " + ("faster" if speedup > 1 else "slower")
-
-
 def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | None = None,
                       build_options: str = "", device: Device | None = None,
                       scenario: Scenario | None = None, verify_text: str | None = None,
@@ -261,9 +214,6 @@ def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | Non
 
     Raises RewriteError when the rewritten text (``verify_text``, default ``new_text``) does not compile.
     """
-    from clperf.predictor.analysis.pipeline import analyze_text
-    from clperf.predictor.model import profiles
-    from clperf.predictor.model import speedup as speedup_model
     for t in {new_text, verify_text or new_text}:
         rep = analyze_text(t, path, build_options)
         errors = [d for d in rep.diagnostics if d.severity == "error"]
@@ -283,10 +233,9 @@ def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | Non
     k1 = speedup_model.as_compiled(new_text, after, device, path, build_options)
     # on the local PoCL device, its own code is counted and costed (the rewrite as written: a pragma is
     # PoCL's to honour)
-    c0 = speedup_model.cpu_code(text, kernel.name, scenario, device, build_options, code_deadline,
-                                run=run_kernels)
-    c1 = speedup_model.cpu_code(verify_text or new_text, kernel.name, scenario, device, build_options,
-                                code_deadline, run=run_kernels)
+    c0 = pocl_code.cached(text, kernel.name, scenario, device, build_options, code_deadline, run=run_kernels)
+    c1 = pocl_code.cached(verify_text or new_text, kernel.name, scenario, device, build_options,
+                          code_deadline, run=run_kernels)
     pending = (c0 is None) != (c1 is None)  # one version's code is there: compare like with like
     if pending:
         c0 = c1 = None
@@ -304,24 +253,3 @@ def predicted_speedup(text: str, new_text: str, kernel: Any, *, path: Path | Non
             f"{e0.time_ms:.4g} ms -> {e1.time_ms:.4g} ms "
             f"(global {g}, local {loc}{costed})")
     return (e0.time_ms / e1.time_ms if e1.time_ms > 0 else 1.0), note
-
-
-def directive_local(text: str, kernel: Any, local: tuple[int, ...]) -> tuple[TextEdit, ...]:
-    """Edits that make the kernel's ``// clperf:`` directive say ``--local L``."""
-    from clperf.core import frontend
-    parsed = next((k for k in frontend.parse(text) if k.name == kernel.name), None)
-    if parsed is None:
-        return ()
-    value = ",".join(map(str, local))
-    lines = text.split("\n")
-    if parsed.directive_line is not None:
-        for i in range(parsed.directive_line - 1, parsed.header_line - 1):
-            m = re.search(r"--local(\s+|=)(\S+)", lines[i])
-            if m:
-                return (TextEdit(i + 1, m.start(2) + 1, i + 1, m.end(2) + 1, value),)
-        last = parsed.header_line - 2
-        while last >= 0 and "clperf:" not in lines[last]:
-            last -= 1
-        end = len(lines[last]) + 1
-        return (TextEdit(last + 1, end, last + 1, end, f" --local {value}"),)
-    return (TextEdit(parsed.header_line, 1, parsed.header_line, 1, f"// clperf: --local {value}\n"),)

@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
+
 from clperf.predictor.rewrites import csource as cs
 from clperf.predictor.rewrites.edits import TextEdit
 

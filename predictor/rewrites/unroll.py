@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 import tree_sitter as ts
+
 from clperf.predictor.rewrites import csource as cs
 from clperf.predictor.rewrites.edits import TextEdit
 

@@ -15,6 +15,9 @@ from typing import Any
 
 from clperf.core.errors import ClperfError
 from clperf.core.records import Device, Scenario
+from clperf.predictor.model import profiles
+from clperf.predictor.model.estimate import estimate
+from clperf.predictor.rewrites.rewrite import Rewrite, directive_local, scenario_for, speedup_text
 
 MIN_GAIN = 1.02  # below this the recommendation is noise in the model, not a gain
 
@@ -41,9 +44,6 @@ def candidates(scenario: Scenario, device: Device) -> list[tuple[int, ...]]:
 
 def recommend(text: str, kernel: Any, device: Device | None, scenario: Scenario | None,
               path: Path | None, build_options: str) -> Any:
-    from clperf.predictor.model import profiles
-    from clperf.predictor.model.estimate import estimate
-    from clperf.predictor.rewrites import Rewrite, directive_local, scenario_for, speedup_text
     title = "Change the work-group size"
     if re.search(r"reqd_work_group_size", text):
         return Rewrite("work-group", kernel.name, "work-group", title, (),
@@ -55,12 +55,11 @@ def recommend(text: str, kernel: Any, device: Device | None, scenario: Scenario 
         device = device or profiles.select_device(None)
         scenario = scenario or scenario_for(text, kernel)
         # the roofline or the learned model: PoCL's own code would take a run per candidate shape
-        base = estimate(kernel, scenario, device, source=text, build_options=build_options, calibrate=False,
-                        count_code=False)
+        base = estimate(kernel, scenario, device, source=text, build_options=build_options, calibrate=False)
         scored = []
         for s in candidates(scenario, device):
             e = estimate(kernel, replace(scenario, local_size=s), device, source=text,
-                         build_options=build_options, calibrate=False, count_code=False)
+                         build_options=build_options, calibrate=False)
             scored.append((e.time_ms, s))
     except ClperfError as e:
         return Rewrite("work-group", kernel.name, "work-group", title, (), f"not predicted: {e}")

@@ -9,9 +9,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import pytest
-from clperf.predictor.model import cpu_code as compiled
 
+from clperf.benchmark import pocl_code
 from clperf.core.records import Scenario
+from clperf.predictor.model import cpu_code as compiled
 
 # Horner's rule with a fixed 8-iteration loop: PoCL keeps the loop, so the work-item loop is not
 # innermost and stays scalar. Unrolled by hand, the body is loop-free and LLVM vectorises the work-items.
@@ -51,7 +52,7 @@ def collatz_steps(n: int) -> int:
 
 
 def test_blocks_are_counted_in_a_run_of_the_scenario(device):
-    run = compiled.counted(COLLATZ, "collatz", Scenario((1024,), (64,), {"steps": 1024}), device)
+    run = pocl_code.counted(COLLATZ, "collatz", Scenario((1024,), (64,), {"steps": 1024}), device)
     assert run is not None and run.launches == 1
     counts = run.counts[run.function]
     assert counts[compiled.ENTRY] == 1024 // 64  # the work-group function runs once per group
@@ -64,8 +65,8 @@ def test_blocks_are_counted_in_a_run_of_the_scenario(device):
 
 @pytest.mark.slow
 def test_cycles_follow_the_work_the_run_did(device):
-    short = compiled.cpu_code(COLLATZ, "collatz", Scenario((1024,), (64,), {"steps": 1024}), device)
-    long = compiled.cpu_code(COLLATZ.replace("long x = i + 1;", "long x = i + 1 + 100000;"), "collatz",
+    short = pocl_code.cpu_code(COLLATZ, "collatz", Scenario((1024,), (64,), {"steps": 1024}), device)
+    long = pocl_code.cpu_code(COLLATZ.replace("long x = i + 1;", "long x = i + 1 + 100000;"), "collatz",
                              Scenario((1024,), (64,), {"steps": 1024}), device)
     assert short is not None and long is not None
     ratio = long.cycles / short.cycles
@@ -83,8 +84,8 @@ def _steps(x: int) -> int:
 
 @pytest.mark.slow
 def test_vector_code_costs_less_per_work_item_than_scalar_code(device):
-    rolled = compiled.cpu_code(LOOP, "horner", SCENARIO, device)
-    flat = compiled.cpu_code(UNROLLED, "horner", SCENARIO, device)
+    rolled = pocl_code.cpu_code(LOOP, "horner", SCENARIO, device)
+    flat = pocl_code.cpu_code(UNROLLED, "horner", SCENARIO, device)
     assert rolled is not None and flat is not None
     # the loop keeps the work-items scalar (8 dependent FMAs each); unrolled, 8 work-items share a
     # vector instruction: measured on this machine 9.5x faster (reports/rewrite_speedups_pocl.md)
@@ -103,8 +104,8 @@ def test_library_functions_the_kernel_calls_are_counted_and_costed(device):
     }
     """
     sc = Scenario((4096,), (64,), {"x": 4096, "y": 4096})
-    calls = compiled.cpu_code(src.replace("EXPR", "pow(x[i], 1.7) + exp(x[i])"), "f", sc, device)
-    plain = compiled.cpu_code(src.replace("EXPR", "x[i] * 1.7 + x[i]"), "f", sc, device)
+    calls = pocl_code.cpu_code(src.replace("EXPR", "pow(x[i], 1.7) + exp(x[i])"), "f", sc, device)
+    plain = pocl_code.cpu_code(src.replace("EXPR", "x[i] * 1.7 + x[i]"), "f", sc, device)
     assert calls is not None and plain is not None
     called = [note for note in calls.loops if not note.startswith(("work-group", "pregion"))]
     assert called and all(": calls: " in note for note in called)  # "<function>: calls: 4096 passes, ..."
@@ -113,9 +114,9 @@ def test_library_functions_the_kernel_calls_are_counted_and_costed(device):
 
 @pytest.mark.slow
 def test_results_are_cached_per_source_and_scenario(device):
-    first = compiled.cpu_code(UNROLLED, "horner", SCENARIO, device)
-    assert compiled.cpu_code(UNROLLED, "horner", SCENARIO, device) is first
-    other = compiled.cpu_code(UNROLLED, "horner", replace(SCENARIO, local_size=(32,)), device)
+    first = pocl_code.cpu_code(UNROLLED, "horner", SCENARIO, device)
+    assert pocl_code.cpu_code(UNROLLED, "horner", SCENARIO, device) is first
+    other = pocl_code.cpu_code(UNROLLED, "horner", replace(SCENARIO, local_size=(32,)), device)
     assert other is not None and other is not first
 
 
@@ -123,38 +124,38 @@ def test_results_are_cached_per_source_and_scenario(device):
 def test_callers_with_a_budget_start_no_backlog_of_runs(device):
     # an editor asking for each new text while slow runs are going: no more than BACKGROUND_RUNS at once
     busy = [Scenario((64 * (i + 3),), (64,), {"out": 64 * (i + 3), "n": 0})
-            for i in range(compiled.BACKGROUND_RUNS)]
+            for i in range(pocl_code.BACKGROUND_RUNS)]
     for sc in busy:
-        assert compiled.cpu_code(FOREVER, "spin", sc, device, timeout_s=6, wait_s=0) is None
+        assert pocl_code.cpu_code(FOREVER, "spin", sc, device, timeout_s=6, wait_s=0) is None
     text = UNROLLED.replace("float acc = 0.0f;", "float acc = 3.0f;")  # not costed yet in this process
     t0 = time.monotonic()
-    assert compiled.cpu_code(text, "horner", SCENARIO, device, wait_s=5) is None
+    assert pocl_code.cpu_code(text, "horner", SCENARIO, device, wait_s=5) is None
     assert time.monotonic() - t0 < 1  # not started, not waited for
     # once they have ended (their timeout), the same request starts its run and gets it
-    assert all(compiled.cpu_code(FOREVER, "spin", sc, device, timeout_s=6) is None for sc in busy)
-    assert compiled.cpu_code(text, "horner", SCENARIO, device, wait_s=60) is not None
+    assert all(pocl_code.cpu_code(FOREVER, "spin", sc, device, timeout_s=6) is None for sc in busy)
+    assert pocl_code.cpu_code(text, "horner", SCENARIO, device, wait_s=60) is not None
 
 
 @pytest.mark.slow
 def test_concurrent_callers_share_one_costing(device, monkeypatch):
     calls = []
-    real = compiled._cost
+    real = pocl_code._cost
 
     def counting(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - the real costing, counted
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(compiled, "_cost", counting)
+    monkeypatch.setattr(pocl_code, "_cost", counting)
     text = UNROLLED.replace("float acc = 0.0f;", "float acc = 1.0f;")  # not costed yet in this process
     with ThreadPoolExecutor(3) as pool:
-        results = list(pool.map(lambda _: compiled.cpu_code(text, "horner", SCENARIO, device), range(3)))
+        results = list(pool.map(lambda _: pocl_code.cpu_code(text, "horner", SCENARIO, device), range(3)))
     assert len(calls) == 1 and results[0] is not None and all(r is results[0] for r in results)
 
 
 def test_none_where_no_code_can_be_costed(device):
-    assert compiled.cpu_code(LOOP, "horner", SCENARIO, replace(device, platform="NVIDIA CUDA")) is None
+    assert pocl_code.cpu_code(LOOP, "horner", SCENARIO, replace(device, platform="NVIDIA CUDA")) is None
     broken = LOOP.replace("acc * v", "acc * undefined_name")
-    assert compiled.cpu_code(broken, "horner", SCENARIO, device) is None
+    assert pocl_code.cpu_code(broken, "horner", SCENARIO, device) is None
 
 
 FOREVER = """
@@ -170,21 +171,21 @@ __kernel void spin(__global int* out, int n) {
 @pytest.mark.slow
 def test_a_kernel_that_never_ends_gives_none_within_the_timeout(device):
     sc = Scenario((64,), (64,), {"out": 64, "n": 0})
-    assert compiled.cpu_code(FOREVER, "spin", sc, device, timeout_s=10) is None
+    assert pocl_code.cpu_code(FOREVER, "spin", sc, device, timeout_s=10) is None
 
 
 @pytest.mark.slow
 def test_a_caller_with_a_wait_budget_is_not_held_by_a_slow_run(device):
     sc = Scenario((128,), (64,), {"out": 128, "n": 0})  # not costed yet in this process
     t0 = time.monotonic()
-    assert compiled.cpu_code(FOREVER, "spin", sc, device, timeout_s=8, wait_s=0.5) is None
+    assert pocl_code.cpu_code(FOREVER, "spin", sc, device, timeout_s=8, wait_s=0.5) is None
     assert time.monotonic() - t0 < 3  # the run goes on in the background
     # a caller without a budget waits for that same run, which the timeout ends: None, cached
-    assert compiled.cpu_code(FOREVER, "spin", sc, device, timeout_s=8) is None
+    assert pocl_code.cpu_code(FOREVER, "spin", sc, device, timeout_s=8) is None
     assert time.monotonic() - t0 < 30
     # a version that is quick to cost arrives within a budget once its run has ended
-    quick = compiled.cpu_code(UNROLLED, "horner", SCENARIO, device, wait_s=60)
-    assert quick is not None and compiled.cpu_code(UNROLLED, "horner", SCENARIO, device, wait_s=0) is quick
+    quick = pocl_code.cpu_code(UNROLLED, "horner", SCENARIO, device, wait_s=60)
+    assert quick is not None and pocl_code.cpu_code(UNROLLED, "horner", SCENARIO, device, wait_s=0) is quick
 
 
 ASM = """\
@@ -397,7 +398,7 @@ define internal float @helper(float %x) {
   ret float %x
 }
 """
-    text, names = compiled.instrument(ll, "k", compiled.Path("/tmp/counts.bin"))
+    text, names = pocl_code.instrument(ll, "k", compiled.Path("/tmp/counts.bin"))
     # every function is counted: the work-group function and what it calls (a library function)
     assert names == [("_pocl_kernel_k_workgroup", "<entry>"), ("_pocl_kernel_k_workgroup", "loop"),
                      ("_pocl_kernel_k_workgroup", "end"), ("helper", "<entry>")]
@@ -405,6 +406,6 @@ define internal float @helper(float %x) {
     assert body.index("phi") < body.index("__clperf_counts")  # counters go after the phi nodes
     assert text.count("%__clperf.") == 4 * 4  # per block: a load, an add of it, a store of the sum
     assert "@llvm.global_dtors" in text and 'c"/tmp/counts.bin\\00"' in text
-    tools = compiled._llvm()
+    tools = pocl_code._llvm()
     assert tools is not None
     subprocess.run([tools[0], "-O1", "-filetype=null", "-"], input=text, text=True, check=True)

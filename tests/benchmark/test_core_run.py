@@ -7,6 +7,7 @@ import re
 import subprocess
 
 import pytest
+
 from clperf.predictor.model import core_run
 from clperf.predictor.model import cpu_code as compiled
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import gzip
 
 import pytest
+
 from clperf.benchmark import dataset
 from clperf.benchmark.runner import make_measurement
-
 from clperf.core import store
 from clperf.core.records import Device, Scenario
 

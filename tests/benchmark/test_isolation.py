@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
+
 from clperf.benchmark.runner import benchmark
 from clperf.benchmark.timing import Policy
-
 from clperf.core.scenario import parse_flags
 
 SRC = (Path(__file__).parent / "data" / "faulty.cl").read_text()

@@ -8,10 +8,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
 from clperf.benchmark import dataset
 from clperf.benchmark.sweep import kernels_in_file, parse_shard, run_sweep, shard_of, variants
 from clperf.benchmark.timing import Policy
-
 from clperf.core.errors import ClperfError
 
 DATA = Path(__file__).parent / "data"

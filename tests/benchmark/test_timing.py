@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from clperf.benchmark.timing import Policy, iqr_filter, next_batch, should_stop, summarize
 
 

@@ -7,6 +7,7 @@ import math
 import re
 
 import pytest
+
 from clperf.benchmark.corpus import (
     families,
     family_of,
@@ -19,7 +20,6 @@ from clperf.benchmark.corpus import (
 from clperf.benchmark.corpus.check_corpus import compile_error, run_isolated
 from clperf.benchmark.corpus.launch import all_points, corners, front_kernel
 from clperf.benchmark.corpus.sweepspec import parse_sweep
-
 from clperf.core.errors import ScenarioError
 from clperf.core.scenario import parse_flags, resolve
 

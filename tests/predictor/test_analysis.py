@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from clperf.predictor.analysis.pipeline import KernelReport, analyze_text
 
 

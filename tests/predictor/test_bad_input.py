@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from clperf.predictor.analysis.pipeline import analyze_file, analyze_text
 
 GOOD = "kernel void k(global float *a) { a[get_global_id(0)] = 1.0f; }\n"

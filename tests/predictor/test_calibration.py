@@ -15,11 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from clperf.predictor.analysis.pipeline import analyze_text
-from clperf.predictor.model import calibration
-from clperf.predictor.model.estimate import estimate
 
 from clperf.core.records import Measurement
+from clperf.predictor.analysis.pipeline import analyze_text
+from clperf.predictor.model import calibration
+from clperf.predictor.model.estimate import calibration_for, estimate
 
 DATA = Path(__file__).parent / "data"
 CALIBRATE_WITH = {"mapf_copy", "mapf_add", "mapf_poly8"}
@@ -52,8 +52,7 @@ def test_calibration_cuts_the_error_on_a_biased_device(tmp_path: Path,
         out = []
         for m in use:
             # the roofline (with the overstated peaks), not PoCL's own code, which needs no peaks
-            est = estimate(kernels[m.kernel], m.scenario, biased, source=text, calibrate=calibrate,
-                           count_code=False)
+            est = estimate(kernels[m.kernel], m.scenario, biased, source=text, calibrate=calibrate)
             assert est.calibrated is calibrate
             out.append(abs(math.log(m.median_ms / est.time_ms)))
         return out
@@ -64,10 +63,10 @@ def test_calibration_cuts_the_error_on_a_biased_device(tmp_path: Path,
         if m.kernel in CALIBRATE_WITH:
             store.record(replace(m, file=str(src)))
     n = sum(m.kernel in CALIBRATE_WITH for m in ms)
-    cal = calibration.for_device(biased)
+    cal = calibration_for(biased)
     assert cal.measurements == n and cal.log_offset > math.log(2)  # it saw the device is slower
     after = statistics.median(errors(held_out, calibrate=True))
     print(f"median |log error| before {before:.3f}, after {after:.3f}")
     assert after < 0.5 * before, (before, after)
-    est = estimate(kernels["mapf_scale"], held_out[0].scenario, biased, source=text, count_code=False)
+    est = estimate(kernels["mapf_scale"], held_out[0].scenario, biased, source=text)
     assert est.calibration_measurements == n

@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+
+from clperf.benchmark import pocl_code
+from clperf.cli import main
+from clperf.core.scenario import parse_flags, resolve
 from clperf.predictor.analysis.pipeline import analyze_text
 from clperf.predictor.model import profiles
 from clperf.predictor.model.estimate import estimate
-
-from clperf.cli import main
-from clperf.core.scenario import parse_flags, resolve
 
 DATA = Path(__file__).parent / "data"
 
@@ -30,7 +31,7 @@ def _kernel_and_scenario(name: str, flags: str):
 
 
 def test_a_strided_copy_is_predicted_slower_than_a_coalesced_one_on_the_h200() -> None:
-    h200 = profiles.select_device("h200", discover=False)
+    h200 = profiles.select_device("h200")
     k1, s1 = _kernel_and_scenario("copy", "--global n --local 256 --arg n=4194304 --arg dst=n --arg src=n")
     flags = "--global n --local 256 --arg n=4194304 --arg s=32 --arg dst=n --arg src=n*s"
     k2, s2 = _kernel_and_scenario("copy_strided", flags)
@@ -44,7 +45,7 @@ def test_a_strided_copy_is_predicted_slower_than_a_coalesced_one_on_the_h200() -
 
 
 def test_a_tiny_launch_is_latency_bound_at_the_launch_floor() -> None:
-    h200 = profiles.select_device("h200", discover=False)
+    h200 = profiles.select_device("h200")
     k, s = _kernel_and_scenario("copy", "--global 256 --local 256 --arg n=256 --arg dst=n --arg src=n")
     est = estimate(k, s, h200, use_model=False, calibrate=False)
     assert est.bound == "latency"
@@ -137,7 +138,7 @@ def test_the_roofline_path_never_imports_torch(tmp_path: Path) -> None:
         f"p = Path({str(DATA / 'copies.cl')!r})\n"
         "k = analyze_text(p.read_text(), p).kernel('copy')\n"
         "s = resolve(parse_flags('--global 1024 --arg n=1024'), list(k.params), 1)\n"
-        "e = estimate(k, s, profiles.select_device('h200', discover=False), source=p.read_text())\n"
+        "e = estimate(k, s, profiles.select_device('h200'), source=p.read_text())\n"
         "print(e.model_name, 'torch' in sys.modules)\n"
     )
     env = {**os.environ, "CLPERF_MODEL_DIR": str(tmp_path / "none"), "CLPERF_HOME": str(tmp_path)}
@@ -150,7 +151,7 @@ def test_the_learned_model_answers_an_edit_elsewhere_without_running_again() -> 
     pytest.importorskip("torch")
     from clperf.predictor.model.estimate import learned_meta, learned_model, roofline_estimate
 
-    h200 = profiles.select_device("h200", discover=False)
+    h200 = profiles.select_device("h200")
     if learned_meta() is None:
         pytest.skip("no shipped model")
     model = learned_model()
@@ -203,7 +204,7 @@ def test_on_the_local_pocl_device_the_estimate_is_pocls_own_code_counted(pocl) -
     assert not est_mod.counting(k, sc, pocl, SAXPY_LOOP)  # nothing left to wait for
     # the same compute as the rewrite speedup model's, from the same counted code
     from clperf.predictor.model import speedup as speedup_model
-    code = speedup_model.cpu_code(SAXPY_LOOP, "sums", sc, pocl)
+    code = pocl_code.cached(SAXPY_LOOP, "sums", sc, pocl)
     assert waited.time_ms == pytest.approx(speedup_model.roofline_for(k, sc, pocl, code).time_ms)
     # a profile is not this machine: no code, the roofline as before; and a longer loop takes longer
     h200 = profiles.select_device("h200")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from clperf.predictor.model import profiles
-from clperf.predictor.model import roofline as rl
 
 from clperf.core.errors import DeviceError
 from clperf.core.records import Device
+from clperf.predictor.model import profiles
+from clperf.predictor.model import roofline as rl
 
 GPU = Device("Test GPU", "Test", "gpu", 100, 2000, 49152, 1024, "1", peak_bandwidth_gbs=1000.0,
              peak_gflops=50000.0)
@@ -61,7 +61,7 @@ def test_cycles_are_time_times_clock() -> None:
 def test_shipped_profiles_include_the_h200_and_are_selectable_by_substring() -> None:
     names = [d.name for d in profiles.shipped()]
     assert "NVIDIA H200" in names
-    d = profiles.select_device("h200", discover=False)
+    d = profiles.select_device("h200")
     assert d.name == "NVIDIA H200" and d.source == "profile" and d.compute_units == 132
     bw, fl, _ = profiles.peaks(d)
     assert bw > 1000 and fl > 1000
@@ -71,7 +71,7 @@ def test_shipped_profiles_include_the_h200_and_are_selectable_by_substring() -> 
 
 def test_unknown_device_text_names_the_known_ones() -> None:
     with pytest.raises(DeviceError, match="H200"):
-        profiles.select_device("no-such-device-xyz", discover=False)
+        profiles.select_device("no-such-device-xyz")
 
 
 def test_a_device_without_peaks_is_a_clear_error() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from clperf.predictor import rewrites
 from clperf.predictor.analysis.pipeline import analyze_text
 from clperf.predictor.rewrites import csource, local_tile

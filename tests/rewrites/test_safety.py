@@ -5,11 +5,11 @@ from __future__ import annotations
 import shutil
 
 import pytest
+
+from clperf.cli import main
 from clperf.predictor import rewrites
 from clperf.predictor.analysis.pipeline import analyze_text
 from clperf.predictor.rewrites import csource, local_tile, unroll
-
-from clperf.cli import main
 
 from .conftest import DATA
 
@@ -97,7 +97,7 @@ def test_edits_are_one_based_and_the_unroll_pragma_goes_above_the_loop() -> None
 
 def test_prediction_on_a_device_profile() -> None:
     from clperf.predictor.model import profiles
-    h200 = profiles.select_device("h200", discover=False)
+    h200 = profiles.select_device("h200")
     text = (DATA / "stencil1d_3pt.cl").read_text()
     report = analyze_text(text)
     f = next(f for f in report.findings if f.rule == "local-cache-candidate")

@@ -7,13 +7,14 @@ from __future__ import annotations
 import time
 
 import pytest
+
+from clperf.benchmark import pocl_code
+from clperf.core.records import Device
+from clperf.core.scenario import parse_flags
 from clperf.predictor import rewrites
 from clperf.predictor.analysis.pipeline import analyze_text
 from clperf.predictor.model import profiles
 from clperf.predictor.model import speedup as speedup_model
-
-from clperf.core.records import Device
-from clperf.core.scenario import parse_flags
 
 # A fixed 8-iteration loop whose unrolled form is loop-free (Horner's rule, compute only).
 HORNER = """
@@ -40,11 +41,11 @@ PLAIN = Device(name="Plain GPU", platform="none", type="gpu", compute_units=100,
 
 
 def _h200() -> Device:
-    return profiles.select_device("h200", discover=False)
+    return profiles.select_device("h200")
 
 
 def _pocl() -> Device:
-    return profiles.select_device("Portable Computing Language", discover=False)
+    return profiles.select_device("Portable Computing Language")
 
 
 def _unroll_speedups(text: str, device: Device) -> dict[str, float]:
@@ -130,7 +131,7 @@ def test_pocls_own_code_replaces_the_compute_guess() -> None:
     # the memory side is the roofline's own, with or without the code
     assert costed.memory_ms == pytest.approx(speedup_model.roofline_for(ku, sc, pocl).memory_ms)
     # the code is asked for only on the PoCL device at hand, not for a profile's
-    assert speedup_model.cpu_code(HORNER, "horner", sc, pocl) is None
+    assert pocl_code.cached(HORNER, "horner", sc, pocl) is None
 
 
 GATHER = """
@@ -393,19 +394,18 @@ def test_on_the_local_pocl_a_prediction_waits_for_its_code_only_as_long_as_asked
 
 @pytest.mark.slow
 def test_pocls_code_is_costed_once_per_machine_not_once_per_process(pocl, monkeypatch) -> None:
-    from clperf.predictor.model import cpu_code as compiled
     text = HORNER.replace("horner", "horner_once")
     k = analyze_text(text).kernel("horner_once")
     sc = rewrites.scenario_for(text, k)
-    first = speedup_model.cpu_code(text, "horner_once", sc, pocl)
+    first = pocl_code.cached(text, "horner_once", sc, pocl)
     assert first is not None
     # a new process: nothing in compiled's own cache, and no costing may start
-    monkeypatch.setattr(compiled, "_cache", {})
-    monkeypatch.setattr(compiled, "cpu_code", lambda *a, **kw: pytest.fail("costed again"))
-    again = speedup_model.cpu_code(text, "horner_once", sc, pocl)
+    monkeypatch.setattr(pocl_code, "_cache", {})
+    monkeypatch.setattr(pocl_code, "cpu_code", lambda *a, **kw: pytest.fail("costed again"))
+    again = pocl_code.cached(text, "horner_once", sc, pocl)
     assert again == first
     # a different scenario is a different costing
     monkeypatch.undo()
     flags = "--global 131072 --local 64 --arg x=131072 --arg y=131072"
     other = rewrites.scenario_for(text, k, parse_flags(flags))
-    assert speedup_model.cpu_code(text, "horner_once", other, pocl).work_items == 131072
+    assert pocl_code.cached(text, "horner_once", other, pocl).work_items == 131072

@@ -14,17 +14,17 @@ from pathlib import Path
 
 import pytest
 import server_conftest
-from clperf.benchmark.inputs import scalar_value
-from clperf.benchmark.runner import precheck
-from clperf.predictor.model import profiles
-from clperf.predictor.model.estimate import check_launch
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from clperf.benchmark.inputs import scalar_value
+from clperf.benchmark.runner import precheck
 from clperf.cli import main
 from clperf.core.errors import ScenarioError
 from clperf.core.records import Param, Scenario
 from clperf.core.scenario import evaluate, parse_flags, resolve
+from clperf.predictor.model import profiles
+from clperf.predictor.model.estimate import check_launch
 
 FAST_S = 2.0  # generous for a shared, noisy machine: a refusal itself takes microseconds
 SMALL_BYTES = 20 << 20  # Python memory an expression may take while it is refused
@@ -178,7 +178,7 @@ def test_predict_refuses_a_work_group_over_the_devices_maximum(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     src = tmp_path / "copy.cl"
     src.write_text(COPY)
-    assert profiles.select_device("h200", discover=False).max_work_group_size == 1024
+    assert profiles.select_device("h200").max_work_group_size == 1024
     assert main(["predict", str(src), "--device", "h200", "--model", "roofline", "--global", "4096",
                  "--local", "2048"]) == 2
     err = capsys.readouterr().err
@@ -201,7 +201,7 @@ def test_predict_refuses_what_does_not_fit_the_device(tmp_path: Path, capsys: py
 
 def test_check_launch_and_the_benchmarks_precheck_refuse_a_resolved_launch_too_large() -> None:
     # sweeps build Scenario records themselves (``with_launch``), past ``resolve``'s checks
-    h200 = profiles.select_device("h200", discover=False)
+    h200 = profiles.select_device("h200")
     params = (Param("x", "float", "global", True),)
     for sc in (Scenario((2**64,), None, {"x": 1}), Scenario((2**21, 2**21), None, {"x": 1}),
                Scenario((1024,), (0,), {"x": 1})):
@@ -223,7 +223,7 @@ def test_a_runaway_default_scenario_setting_falls_back_to_the_defaults() -> None
     from clperf.server.engine import Job, analyze
     from clperf.server.settings import Settings
 
-    h200 = profiles.select_device("h200", discover=False)
+    h200 = profiles.select_device("h200")
     text = "__kernel void scale(__global float *x, int n) { x[get_global_id(0)] *= n; }\n"
     start = time.perf_counter()
     analysis = analyze(Job("file:///d.cl", 1, "", text, Settings(default_scenario="--arg n=4294967295**64"),
@@ -238,7 +238,7 @@ def test_the_server_gives_no_estimate_for_buffers_the_device_cannot_hold() -> No
     from clperf.server.engine import Job, analyze
     from clperf.server.settings import Settings
 
-    h200 = profiles.select_device("h200", discover=False)
+    h200 = profiles.select_device("h200")
     text = "// clperf: --arg dst=2**36\n" + COPY
     result = analyze(Job("file:///huge.cl", 1, "", text, Settings(), h200)).kernels["copy"]
     assert result.estimate is None and "GiB" in (result.estimate_problem or ""), result

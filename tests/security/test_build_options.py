@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 import server_conftest
-from clperf.predictor.analysis.pipeline import analyze_file, analyze_text
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
 from clperf.cli import main
+from clperf.predictor.analysis.pipeline import analyze_file, analyze_text
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = "kernel void k(global int *a) { a[0] = 1; }\n"
@@ -321,7 +321,6 @@ def test_a_benchmark_hands_the_runtime_no_refused_option(attack: str, evil: Evil
     pytest.importorskip("pyopencl")
     from clperf.benchmark.devices import discover
     from clperf.benchmark.runner import benchmark
-
     from clperf.core.scenario import parse_flags
 
     device = next((d for d in discover(measure=False) if d.type == "cpu"), None)

@@ -306,7 +306,7 @@ def test_an_invalid_device_peak_file_never_switches_the_device(tmp_path: Path, p
 
 def _stored_line(**changes: Any) -> str:
     from clperf.predictor.model import profiles
-    h200 = profiles.select_device("h200", discover=False)
+    h200 = profiles.select_device("h200")
     m = {"kernel": "vadd", "file": str(KERNEL), "source_hash": "0" * 16, "build_options": "",
          "device": h200.to_json(), "scenario": {"global": [4096], "local": [64], "args": {"n": 4096}},
          "status": "ok", "error": None, "median_ms": 0.01, "min_ms": 0.009, "cv": 0.01, "repetitions": 2,
@@ -374,10 +374,9 @@ def test_bench_with_an_unwritable_state_folder_prints_its_measurement(tmp_path: 
 @pytest.mark.parametrize("how", ["home is a file", "store is a folder"])
 def test_a_server_benchmark_with_an_unwritable_state_folder_keeps_its_result(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pocl: Any, how: str) -> None:
+    from clperf.core import frontend
     from clperf.server import benchmarking
     from clperf.server.settings import Settings
-
-    from clperf.core import frontend
 
     monkeypatch.setenv("CLPERF_HOME", str(_unwritable(tmp_path, how)))
     text = KERNEL.read_text()

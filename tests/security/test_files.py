@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from clperf.predictor.analysis.pipeline import analyze_file
 from lsprotocol import types
 from pygls.protocol import default_converter
 from pygls.workspace import PositionCodec
@@ -29,6 +28,7 @@ from clperf.cli import build_parser
 from clperf.cli import fix as fix_cli
 from clperf.core.errors import InputError
 from clperf.core.sourcefile import read_source, write_atomic
+from clperf.predictor.analysis.pipeline import analyze_file
 
 ROOT = Path(__file__).resolve().parents[2]
 STENCIL = (ROOT / "examples" / "stencil.cl").read_text()
@@ -147,8 +147,8 @@ def test_source_round_trips(tmp_path: Path, data: bytes, newline: str, encoding:
 def test_file_changed_while_fixing_is_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     path = tmp_path / "k.cl"
     path.write_text(STENCIL)
-    from clperf.predictor.analysis import pipeline as report
-    real = report.analyze_text
+    from clperf import api
+    real = api.analyze_text
     edited = STENCIL.replace("float acc = 0.0f;", "float acc = 1.0f; // the user's edit")
 
     def analyze_while_the_user_types(*a, **kw):  # noqa: ANN002, ANN003, ANN202
@@ -156,7 +156,7 @@ def test_file_changed_while_fixing_is_left_alone(tmp_path: Path, monkeypatch: py
         path.write_text(edited)  # saved in the editor while clperf was working on the fix
         return rep
 
-    monkeypatch.setattr(report, "analyze_text", analyze_while_the_user_types)
+    monkeypatch.setattr(api, "analyze_text", analyze_while_the_user_types)
     ns = build_parser().parse_args(["fix", str(path), "-k", "fir8", "-r", "unroll", "--no-predict",
                                     "--apply"])
     with pytest.raises(InputError, match="changed since clperf read it; nothing written"):

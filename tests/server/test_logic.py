@@ -8,14 +8,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+
+from clperf.core.frontend import parse
+from clperf.core.records import Scenario
 from clperf.server import fixes
 from clperf.server import formatting as fmt
 from clperf.server.engine import Analysis, Job
 from clperf.server.scheduler import Scheduler
 from clperf.server.settings import Settings
-
-from clperf.core.frontend import parse
-from clperf.core.records import Scenario
 
 KERNEL = """__kernel void k(__global float *a, int n)
 {
@@ -75,7 +75,7 @@ async def test_scheduler_coalesces_and_runs_one_at_a_time() -> None:
 
 @pytest.mark.slow
 def test_an_analysis_on_the_local_pocl_device_asks_again_until_pocls_code_is_costed(pocl) -> None:
-    from clperf.predictor.model import cpu_code as compiled
+    from clperf.benchmark import pocl_code
     from clperf.server import engine
 
     text = ("// clperf: --global 65536 --local 64 --arg a=65536 --arg b=65536\n"
@@ -92,7 +92,7 @@ def test_an_analysis_on_the_local_pocl_device_asks_again_until_pocls_code_is_cos
         assert first.refine
     deadline, scenario = time.monotonic() + 60, first.kernels["twice"].scenario
     assert scenario is not None
-    while first.refine and not compiled.settled(text, "twice", scenario, pocl):
+    while first.refine and not pocl_code.settled(text, "twice", scenario, pocl):
         assert time.monotonic() < deadline, "PoCL's code was not costed within 60 s"
         time.sleep(0.2)
     again = engine.analyze(job)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from clperf.server.settings import Features, Settings, parse_settings
 from lsprotocol import types
 from pytest_lsp import LanguageClient
+
+from clperf.server.settings import Features, Settings, parse_settings
 
 WRONG = {
     "device": 42,
