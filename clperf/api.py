@@ -38,9 +38,8 @@ from clperf.predictor.model import estimate as estimates
 from clperf.predictor.model import profiles
 from clperf.predictor.model.roofline import Traffic, traffic
 
-__all__ = ["Resolved", "Target", "Workspace", "discover", "local_devices", "measure_peaks", "runnable_device",
-           "select_device",
-           "shipped_profiles", "warm_up"]
+__all__ = ["Policy", "Resolved", "Target", "Workspace", "discover", "local_devices", "measure_peaks",
+           "runnable_device", "select_device", "shipped_profiles", "warm_up"]
 
 
 def warm_up() -> None:

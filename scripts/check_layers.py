@@ -51,8 +51,9 @@ def inner_imports() -> list[str]:
                 continue
             tree = ast.parse(f.read_text())
             top = {id(n) for n in tree.body}
-            top |= {id(n) for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)
-                    for n in n.body}
+            for block in tree.body:  # imports for annotations only
+                if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test):
+                    top |= {id(n) for n in block.body}
             for node in ast.walk(tree):
                 if not isinstance(node, ast.Import | ast.ImportFrom) or id(node) in top:
                     continue

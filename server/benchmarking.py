@@ -15,8 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from clperf.api import Workspace, measure_peaks
-from clperf.benchmark.timing import Policy
+from clperf.api import Policy, Workspace, measure_peaks
 from clperf.core import frontend
 from clperf.core.errors import ClperfError
 from clperf.core.records import Device, Estimate, Scenario

@@ -74,6 +74,27 @@ class Body:
                     return loc
         return None
 
+    def _identifier_poly(self, node: ts.Node, expand: bool, depth: int) -> Poly | None:
+        """A name: a pure local's value (``expand``), an integer macro's, else the name itself."""
+        name = self.src(node)
+        if expand and self.is_pure(name):
+            return self.poly(self.locals[name].value, expand, depth + 1)  # type: ignore[arg-type]
+        if name in self.macros and name not in self.locals and name not in self.params:
+            mv = macro_value(self.macros[name])
+            if mv is not None:
+                return {(): mv} if mv else {}
+        return {(name,): 1}
+
+    def _call_poly(self, node: ts.Node) -> Poly | None:
+        """``get_global_id(d)`` as the symbol ``@gid{d}``; any other call is not a polynomial."""
+        fn = self.src(node.child_by_field_name("function")).strip()  # type: ignore[arg-type]
+        args = node.child_by_field_name("arguments")
+        if fn == "get_global_id" and args is not None:
+            m = re.fullmatch(r"\(\s*([012])\s*\)", self.src(args))
+            if m:
+                return {(gid_symbol(int(m.group(1))),): 1}
+        return None
+
     def poly(self, node: ts.Node, expand: bool = True, _depth: int = 0) -> Poly | None:
         """``node`` as a polynomial over identifiers with integer coefficients, or None when it is not one
         (a division, a load, a call). Pure locals are expanded (``expand``); ``get_global_id(d)`` is the
@@ -98,22 +119,9 @@ class Body:
             value = node.child_by_field_name("value")
             return None if value is None else self.poly(value, expand, _depth + 1)
         if t == "identifier":
-            name = self.src(node)
-            if expand and self.is_pure(name):
-                return self.poly(self.locals[name].value, expand, _depth + 1)  # type: ignore[arg-type]
-            if name in self.macros and name not in self.locals and name not in self.params:
-                mv = macro_value(self.macros[name])
-                if mv is not None:
-                    return {(): mv} if mv else {}
-            return {(name,): 1}
+            return self._identifier_poly(node, expand, _depth)
         if t == "call_expression":
-            fn = self.src(node.child_by_field_name("function")).strip()  # type: ignore[arg-type]
-            args = node.child_by_field_name("arguments")
-            if fn == "get_global_id" and args is not None:
-                m = re.fullmatch(r"\(\s*([012])\s*\)", self.src(args))
-                if m:
-                    return {(gid_symbol(int(m.group(1))),): 1}
-            return None
+            return self._call_poly(node)
         if t == "unary_expression":
             op = node.child_by_field_name("operator")
             arg = node.child_by_field_name("argument")
