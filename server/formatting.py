@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 
+def _round3(value: float) -> float:
+    """``value`` to 3 significant digits (as ``.3g`` shows it), so units are chosen after rounding."""
+    return float(f"{value:.3g}")
+
+
 def ms(value: float) -> str:
+    value = _round3(value)
     if value >= 1000:
         return f"{value / 1000:.3g} s"
     if value >= 0.1:
@@ -14,6 +20,7 @@ def ms(value: float) -> str:
 
 
 def count(value: float, unit: str = "") -> str:
+    value = _round3(value)  # 999,600 is "1 M", not "1e+03 k"
     for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(value) >= scale:
             return f"{value / scale:.3g} {prefix}{unit}".rstrip()

@@ -67,7 +67,8 @@ def _measured_text(measured: Measured | None, stored: Measurement | None) -> str
     m = measured.measurement if measured is not None else stored
     assert m is not None
     if m.status != "ok" or m.median_ms is None:
-        return f"{m.status} on {m.device.name}: {m.error or ''}".strip()
+        first = (m.error or "").strip().split("\n", 1)[0].replace("|", "\\|")  # one table cell: a
+        return f"{m.status} on {m.device.name}" + (f": {first}" if first else "")  # build log has lines
     cv = f", CV {m.cv * 100:.1f}%" if m.cv is not None else ""
     return f"{fmt.ms(m.median_ms)} median of {m.repetitions} runs on {m.device.name}{cv} ({m.timestamp})"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from clperf.core.records import AddressSpace
@@ -162,8 +162,14 @@ class LoopInfo:
     parent: int | None = None  # index of the enclosing loop in KernelReport.loops
     trip: TripCount | None = field(default=None, compare=False, repr=False)
     varies: bool = False  # the trip count depends on the work-item or on loaded data
+    header: str = field(default="", compare=False)  # the IR block that starts each iteration
+    latches: tuple[str, ...] = field(default=(), compare=False)  # the IR blocks that jump back to it
+    # iterations per entry as a counting run of the launch measured them (``KernelReport.with_trips``)
+    measured: float | None = field(default=None, compare=False)
 
-    def trips_for(self, args: Mapping[str, int | float]) -> int | None:
+    def trips_for(self, args: Mapping[str, int | float]) -> float | None:
+        if self.measured is not None:
+            return self.measured
         if self.trip is None:
             return None
         return self.trip.value(args)
@@ -177,6 +183,7 @@ class LoopInfo:
             "trip_expr": self.trip_expr,
             "unroll": self.unroll,
             "varies": self.varies,
+            **({"measured": self.measured} if self.measured is not None else {}),
         }
 
 
@@ -315,6 +322,37 @@ class KernelReport:
                     **{**{f.name: getattr(total, f.name) for f in fields(total)}, "trip_unknown": True}
                 )
         return total
+
+    def trips_from(self, blocks: Mapping[str, float]) -> dict[int, float]:
+        """Trip counts from a counting run's block counts (IR block -> mean executions per work-item):
+        each loop's iterations (its latches' runs: once per iteration whether the loop tests at its top or
+        its bottom) per iteration of the loop around it, or per work-item for an outermost loop, so that
+        products along a nest give each access's executions per work-item. Loops whose blocks the run did
+        not see are left out."""
+        runs: dict[int, float] = {}
+        for i, lp in enumerate(self.loops):
+            if lp.latches and all(b in blocks for b in lp.latches):
+                runs[i] = sum(blocks[b] for b in lp.latches)
+        out: dict[int, float] = {}
+        for i, n in runs.items():
+            parent = self.loops[i].parent
+            if parent is None:
+                out[i] = n
+            elif parent in runs and runs[parent] > 0:
+                out[i] = n / runs[parent]
+        return out
+
+    def with_trips(self, trips: Mapping[int, float]) -> KernelReport:
+        """This kernel with the trip counts of a counting run (``trips_from``): every count derived from
+        trips (ops, accesses, the roofline's traffic, the model's features) uses them."""
+        loops = tuple(replace(lp, measured=float(trips[i])) if i in trips else lp
+                      for i, lp in enumerate(self.loops))
+        return replace(self, loops=loops)
+
+    @property
+    def trips_measured(self) -> bool:
+        """Whether a counting run gave this kernel's trip counts."""
+        return any(lp.measured is not None for lp in self.loops)
 
     def access_counts_for(self, args: Mapping[str, int | float]) -> list[tuple[Access, float]]:
         """Each access with how many times one work-item executes it for these argument values."""

@@ -96,7 +96,7 @@ class KernelWalk:
                 if a.kind in ("store", "atomic"):
                     seen.written.add(a.param)
         partition_trips(self.f, self.values, self.loops.loops, found)
-        loops, order = _loop_infos(self.loops.loops)
+        loops, order = _loop_infos(self.loops.loops, [b.name for b in self.f.blocks])
         accesses = sorted((_renumber(a, order, loops) for a in found), key=lambda a: (a.line, a.column))
         op_groups = [(tuple(order[i] for i in chain), to_ops(g)) for chain, g in seen.groups.items() if g]
         # before reading dims: a branch condition may be the first use of get_local_id(1)
@@ -168,8 +168,9 @@ class KernelWalk:
                         self.seen.written.add(base)
 
 
-def _loop_infos(loops: list[Loop]) -> tuple[list[LoopInfo], dict[int, int]]:
-    """The loops in source order, and each loop's new index by its old one."""
+def _loop_infos(loops: list[Loop], blocks: list[str]) -> tuple[list[LoopInfo], dict[int, int]]:
+    """The loops in source order, and each loop's new index by its old one (``blocks``: the function's
+    block names, by index)."""
     idx = sorted(range(len(loops)), key=lambda i: (loops[i].line, loops[i].column))
     order = {old: new for new, old in enumerate(idx)}
     out = []
@@ -183,7 +184,8 @@ def _loop_infos(loops: list[Loop]) -> tuple[list[LoopInfo], dict[int, int]]:
              else trip.expr)
         out.append(LoopInfo(line=lp.line, column=lp.column, depth=lp.depth, trip_count=count, trip_expr=expr,
                             unroll=None, parent=order[lp.parent] if lp.parent is not None else None,
-                            trip=trip, varies=lp.varies))
+                            trip=trip, varies=lp.varies, header=blocks[lp.header],
+                            latches=tuple(blocks[b] for b in lp.latches)))
     return out, order
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-import pytest
-
 from clperf.core.frontend import parse
 from clperf.core.records import Device, Estimate, Measurement, Scenario, Status
 from clperf.predictor.analysis.records import Access, KernelReport, Ops
@@ -208,11 +206,6 @@ def test_the_last_measurement_row_names_runs_device_spread_and_date() -> None:
     assert stored["last measured"] == "timeout on NVIDIA H200: no result in 60 s"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a failed run's error goes into a table cell as it is: a build log's "
-    "newlines end the Markdown table, and clang's '  3 |' source lines add cells",
-)
 def test_a_multi_line_build_log_stays_inside_the_hover_table() -> None:
     log = (
         "build failed: <source>:4:5: error: use of undeclared identifier 'x'\n"
