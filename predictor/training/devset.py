@@ -24,8 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clperf.api import select_device
 from clperf.core.errors import ClperfError, InputError
 from clperf.core.records import Scenario
+from clperf.predictor.analysis.pipeline import analyze_text
+from clperf.predictor.model.estimate import estimate
 
 LONG_MS = 0.2  # launches at least this long are reported on their own: the ones users most want faster
 PAIR_NOISE = math.log(1.05)
@@ -82,13 +85,9 @@ def build_options(spec: dict[str, Any], root: Path) -> str:
 def predict_all(folder: Path, device_name: str = "h200", models: Sequence[str] = ("auto", "roofline"),
                 progress: bool = True) -> list[Launch]:
     """Predict every spec with a measured time; a spec that cannot be predicted keeps its reason."""
-    from clperf.predictor.analysis.pipeline import analyze_text
-    from clperf.predictor.model import profiles
-    from clperf.predictor.model.estimate import estimate
-
     specs = json.loads((folder / "specs.json").read_text(encoding="utf-8"))
     truth = load_truth(folder)
-    device = profiles.select_device(device_name)
+    device = select_device(device_name)
     root = folder / "kernels"
     reports: dict[tuple[str, str], Any] = {}
     out: list[Launch] = []
@@ -112,7 +111,7 @@ def predict_all(folder: Path, device_name: str = "h200", models: Sequence[str] =
             scenario = scenario_of(spec)
             for m in models:
                 est = estimate(kernel, scenario, device, source=text, build_options=opts, use_cache=False,
-                               use_model=m == "auto", calibrate=False, count_code=False)
+                               use_model=m == "auto", calibrate=False)  # no counter: nothing runs
                 predicted["roofline" if m == "roofline" else "model"] = est.time_ms
         except (ClperfError, OSError, ValueError, KeyError) as e:
             problem = f"{type(e).__name__}: {e}"

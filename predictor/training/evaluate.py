@@ -26,18 +26,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from clperf.predictor.model import features
-from clperf.predictor.training.train import (
-    HAND_WEIGHT,
-    Examples,
-    Split,
-    build,
-    encode_kernels,
-    fit,
-    predict_examples,
-)
 
 from clperf.core.errors import InputError
+from clperf.predictor.model import features, network
+from clperf.predictor.model.estimate import model_dir as default_model_dir
+from clperf.predictor.training.config import TrainConfig
+from clperf.predictor.training.examples import Examples, build, encode_kernels
+from clperf.predictor.training.fit import fit
+from clperf.predictor.training.predict import predict_examples
+from clperf.predictor.training.split import TEST, TRAIN, Split
 
 PAIR_NOISE = math.log(1.05)
 
@@ -117,7 +114,7 @@ def _classes(ex: Examples, rows: np.ndarray, pred_ms: np.ndarray) -> np.ndarray:
     return np.asarray([features.util_class(u) for u in util])
 
 
-def _gbm(ex: Examples, train: np.ndarray, seed: int) -> Any:
+def _gbm(ex: Examples, train: np.ndarray, seed: int, hand_weight: float) -> Any:
     try:
         from sklearn.ensemble import HistGradientBoostingRegressor
     except ImportError as e:
@@ -125,22 +122,18 @@ def _gbm(ex: Examples, train: np.ndarray, seed: int) -> Any:
                          "pip install scikit-learn") from e
     gbm = HistGradientBoostingRegressor(max_iter=400, learning_rate=0.08, max_leaf_nodes=63,
                                         l2_regularization=1.0, random_state=seed)
-    from clperf.predictor.model.network import TARGET_CLIP
-
-    # weighted as the network draws its batches: each kernel the same in all, hand-written ones HAND_WEIGHT
+    # weighted as the network draws its batches: each kernel the same in all, hand-written ones hand_weight
     kernels, counts = np.unique(ex.kernel[train], return_counts=True)
     per_kernel = dict(zip(kernels.tolist(), counts.tolist(), strict=True))
-    weight = np.asarray([(1.0 if ex.kernel_generated[k] else HAND_WEIGHT) / per_kernel[k]
+    weight = np.asarray([(1.0 if ex.kernel_generated[k] else hand_weight) / per_kernel[k]
                          for k in ex.kernel[train].tolist()])
-    gbm.fit(ex.X[train], np.clip(ex.y[train], *TARGET_CLIP), sample_weight=weight)  # the network's targets
+    # the network's targets
+    gbm.fit(ex.X[train], np.clip(ex.y[train], *network.TARGET_CLIP), sample_weight=weight)
     return gbm
 
 
 def run(data: Sequence[Path], model_dir: Path | None, report_dir: Path, *, progress: bool = True,
         baseline_minutes: float = 3.0) -> dict[str, Any]:
-    from clperf.predictor.model import network, tokenizer
-    from clperf.predictor.model.estimate import model_dir as default_model_dir
-
     t0 = time.monotonic()
     mdir = model_dir or default_model_dir()
     if not (mdir / "meta.json").exists():
@@ -149,7 +142,7 @@ def run(data: Sequence[Path], model_dir: Path | None, report_dir: Path, *, progr
     ex = build(data, progress=progress)
     split = Split.from_json(meta["split"])
     part = split.assign(ex)
-    train, test = np.flatnonzero(part == 0), np.flatnonzero(part == 2)
+    train, test = np.flatnonzero(part == TRAIN), np.flatnonzero(part == TEST)
     if len(test) == 0:
         raise InputError("the model's held-out split has no measurements in these datasets")
     if progress:
@@ -158,11 +151,12 @@ def run(data: Sequence[Path], model_dir: Path | None, report_dir: Path, *, progr
 
     preds: dict[str, np.ndarray] = {"roofline": np.zeros(len(test))}
     classes: dict[str, np.ndarray] = {}
-    gbm = _gbm(ex, train, int(meta.get("seed", 0)))
+    seed = int(meta.get("seed", 0))
+    cfg = TrainConfig(seed=seed)  # the baselines: default settings, the model's seed
+    gbm = _gbm(ex, train, seed, cfg.hand_weight)
     preds["gbm"] = gbm.predict(ex.X[test])
     cfg_nc = network.NetConfig(n_features=len(ex.names), use_code=False)
-    nc = fit(ex, part, cfg_nc, tokens=None, minutes=baseline_minutes, seed=int(meta.get("seed", 0)),
-             progress=progress)
+    nc = fit(ex, part, cfg_nc, cfg, tokens=None, minutes=baseline_minutes, seed=seed, progress=progress)
     preds["features-only"] = predict_examples(nc.model, nc.norm, ex, test, None)
 
     pred = network.Predictor.load(mdir)
@@ -210,7 +204,6 @@ def run(data: Sequence[Path], model_dir: Path | None, report_dir: Path, *, progr
     (report_dir / "evaluation.json").write_text(json.dumps(out, indent=1))
     if progress:
         print(f"wrote {report_dir / 'evaluation.md'} ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
-    del tokenizer
     return out
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from clperf.predictor.training import devset
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

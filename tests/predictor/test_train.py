@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
-from clperf.predictor.analysis.pipeline import analyze_text
-from clperf.predictor.model import estimate as estimate_mod
-from clperf.predictor.training.train import Examples, build, make_split
+import torch
 
 from clperf.cli import main
+from clperf.core.errors import InputError
 from clperf.core.records import Measurement
+from clperf.predictor.analysis.pipeline import analyze_text
+from clperf.predictor.model import estimate as estimate_mod
+from clperf.predictor.model import network, profiles
+from clperf.predictor.model.features import code_counts
+from clperf.predictor.training.datasets import expand_data
+from clperf.predictor.training.examples import Examples, build, cache_path
+from clperf.predictor.training.split import make_split
 
 DATA = Path(__file__).parent / "data"
 
@@ -26,14 +34,10 @@ def test_examples_find_sources_by_hash_and_target_the_roofline_ratio(tmp_path: P
     assert ex.X.shape == (50, len(ex.names))
     assert all(f == "map_float" for f in ex.kernel_family)
     # the target is log(measured / roofline)
-    import numpy as np
-
     assert np.allclose(np.exp(ex.y) * ex.roof_ms, ex.meas_ms, rtol=1e-4)
 
 
 def test_the_split_never_puts_a_family_on_both_sides() -> None:
-    import numpy as np
-
     n = 40
     fam = [f"fam{i % 10}" for i in range(n)]
     ex = Examples(np.zeros((n, 1), np.float32), np.zeros(n, np.float32), np.zeros(n, np.int64), np.ones(n),
@@ -71,20 +75,13 @@ def test_train_writes_a_model_that_estimate_uses_and_caches(tmp_path: Path, monk
     again = estimate_mod.estimate(kernel, m.scenario, m.device, source=text, calibrate=False)
     assert again.cached and again.time_ms == pytest.approx(first.time_ms)
     # a device the model never saw gets the roofline
-    from clperf.predictor.model import profiles
-    h200 = profiles.select_device("h200", discover=False)
+    h200 = profiles.select_device("h200")
     assert estimate_mod.estimate(kernel, m.scenario, h200, source=text).model_name == "roofline"
 
 
 def test_a_folder_of_parts_with_one_sources_file_reads_like_the_parts(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """``--data data/h200`` = every ``*.jsonl[.gz]`` there; sources from ``sources.jsonl.gz`` beside them."""
-    import gzip
-
-    from clperf.predictor.training.train import expand_data
-
-    from clperf.core.errors import InputError
-
     monkeypatch.setenv("CLPERF_HOME", str(tmp_path / "home"))
     lines = (DATA / "pocl_map_float.jsonl").read_text().splitlines(keepends=True)
     folder = tmp_path / "dev"
@@ -103,8 +100,6 @@ def test_a_folder_of_parts_with_one_sources_file_reads_like_the_parts(tmp_path: 
 
 
 def test_code_counts_tell_special_functions_divisions_and_doubles_apart() -> None:
-    from clperf.predictor.model.features import code_counts
-
     c = code_counts("__kernel void k(__global double4 *a) { a[0] = exp(a[1]) / sin(a[2]) + a[3] * 2; }"
                     "[SEP] float helper(float x) { return cos(x); }")
     assert c["transc"] == 2 and c["div"] == 1 and c["double"] == 1 and c["vec"] == 4
@@ -115,9 +110,6 @@ def test_code_counts_tell_special_functions_divisions_and_doubles_apart() -> Non
 @pytest.mark.slow
 def test_an_ensemble_predicts_the_mean_of_its_members(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    import numpy as np
-    import torch
-    from clperf.predictor.model import network
     monkeypatch.setenv("CLPERF_HOME", str(tmp_path / "home"))
     data = tmp_path / "pocl.jsonl"
     shutil.copy(DATA / "pocl_map_float.jsonl", data)
@@ -142,16 +134,14 @@ def test_an_ensemble_predicts_the_mean_of_its_members(tmp_path: Path,
 
 def test_the_example_cache_follows_the_data_not_its_path(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from clperf.predictor.training.train import _cache_path
-
     monkeypatch.setenv("CLPERF_HOME", str(tmp_path / "home"))
     a, b = tmp_path / "a" / "d.jsonl", tmp_path / "b" / "d.jsonl"
     for p in (a, b):
         p.parent.mkdir()
         shutil.copy(DATA / "pocl_map_float.jsonl", p)
-    assert _cache_path([a]) == _cache_path([b.parent])  # another clone, or another machine, finds it
+    assert cache_path([a]) == cache_path([b.parent])  # another clone, or another machine, finds it
     b.write_text(b.read_text().splitlines()[0] + "\n")
-    assert _cache_path([a]) != _cache_path([b])
+    assert cache_path([a]) != cache_path([b])
 
 
 def test_split_from_keeps_an_earlier_models_held_out_kernels(tmp_path: Path,

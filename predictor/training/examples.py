@@ -1,0 +1,242 @@
+"""Training examples: every usable record of the datasets, with its kernel's source found by hash, compiled
+and analysed once per source, its features evaluated for the record's scenario and device, and the target
+``log(measured / roofline)``. Examples are cached under ``state_dir()/features`` (numpy, no pickle)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from clperf.benchmark.corpus import family_of
+from clperf.core import children, paths
+from clperf.core.records import Device, Scenario
+from clperf.predictor.analysis.pipeline import analyze_text
+from clperf.predictor.model import features, profiles, tokenizer
+from clperf.predictor.model import roofline as rl
+from clperf.predictor.training.datasets import Sources, expand_data, read_records, sha
+
+log = logging.getLogger(__name__)
+
+FEATURES_VERSION = "17"  # part of the cache key and of a model's meta: bump when the features change
+
+
+@dataclass
+class Examples:
+    """One row per measurement; kernels (code) listed once and referenced by index."""
+
+    X: np.ndarray  # (N, F) raw features
+    y: np.ndarray  # (N,) log(measured / roofline)
+    cls: np.ndarray  # (N,) measured bandwidth-utilisation class
+    roof_ms: np.ndarray  # (N,) roofline estimate
+    meas_ms: np.ndarray  # (N,) measured median
+    dram_bytes: np.ndarray  # (N,) effective bytes, for the utilisation of any predicted time
+    peak_bw: np.ndarray  # (N,) GB/s the features used
+    kernel: np.ndarray  # (N,) index into kernel_keys
+    device: list[str]  # (N,) device name
+    kernel_keys: list[str]  # "source_hash|build_options|kernel"
+    kernel_names: list[str]
+    kernel_family: list[str]
+    kernel_generated: list[bool]
+    kernel_text: list[str]  # tokenizer input (kernel_text)
+    names: list[str]  # feature names
+    devices: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> Device JSON (peaks used)
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+
+def cache_path(data: Sequence[Path]) -> Path:
+    """Keyed by the datasets' contents (not their paths or times), so a fresh clone, or another machine
+    given the cached folder, finds the examples of the same data."""
+    h = hashlib.sha256(FEATURES_VERSION.encode())
+    for p in expand_data(data):
+        h.update(p.read_bytes())
+    return paths.state_dir() / "features" / f"examples-{h.hexdigest()[:16]}"
+
+
+def build(data: Sequence[Path], *, sources: Sequence[Path] = (), progress: bool = False,
+          use_cache: bool = True) -> Examples:
+    """Examples from datasets (cached on disk per dataset contents)."""
+    cache = cache_path(data)
+    if use_cache and (cache / "arrays.npz").exists():
+        try:
+            return _load_examples(cache)
+        except (OSError, ValueError, KeyError) as e:
+            log.warning("rebuilding the example cache %s: %s", cache, e)
+    ex = _build(read_records(data), Sources(sources, data), progress)
+    if use_cache:
+        try:
+            _save_examples(ex, cache)
+        except OSError as e:
+            log.warning("cannot cache examples in %s: %s", cache, e)
+    return ex
+
+
+def encode_kernels(ex: Examples, tok: Any, max_len: int) -> list[list[int]]:
+    """Each kernel's token ids (the code encoder's input), in ``kernel_keys`` order."""
+    return [tokenizer.encode(tok, t, max_len) for t in ex.kernel_text]
+
+
+class _Rows:
+    """The columns of ``Examples`` as they are gathered, one measurement (and each new kernel) at a time."""
+
+    def __init__(self) -> None:
+        self.names = features.names()
+        self.rows: list[list[float]] = []
+        self.ys: list[float] = []
+        self.cls: list[int] = []
+        self.roof: list[float] = []
+        self.meas: list[float] = []
+        self.dram: list[float] = []
+        self.bws: list[float] = []
+        self.kidx: list[int] = []
+        self.devs: list[str] = []
+        self.keys: dict[str, int] = {}
+        self.k_names: list[str] = []
+        self.k_fam: list[str] = []
+        self.k_gen: list[bool] = []
+        self.k_text: list[str] = []
+        self.devices: dict[str, dict[str, Any]] = {}
+        self.skipped: dict[str, int] = defaultdict(int)
+
+    def add_kernel(self, key: str, rec: dict[str, Any], code: str) -> int:
+        if key not in self.keys:
+            self.keys[key] = len(self.keys)
+            self.k_names.append(rec["kernel"])
+            fam = family_of(rec["kernel"])
+            if fam == "unknown" and rec.get("file"):
+                fam = family_of(str(rec["file"]))
+            self.k_fam.append(fam)
+            self.k_gen.append(fam.startswith("gen-"))
+            self.k_text.append(code)
+        return self.keys[key]
+
+    def add_row(self, kernel: int, rec: dict[str, Any], device: Device, f: Any, t: Any, r: Any) -> None:
+        bw = profiles.peaks(device)[0]
+        m = float(rec["median_ms"])
+        self.rows.append(features.as_list(f, self.names))
+        self.ys.append(rl.log_ratio(m, r.time_ms))
+        self.cls.append(features.util_class(t.effective_bytes / (m * 1e-3) / (bw * 1e9)))
+        self.roof.append(r.time_ms)
+        self.meas.append(m)
+        self.dram.append(t.effective_bytes)
+        self.bws.append(bw)
+        self.kidx.append(kernel)
+        self.devs.append(device.name)
+        self.devices[device.name] = device.to_json()
+
+    def examples(self) -> Examples:
+        return Examples(
+            X=np.asarray(self.rows, dtype=np.float32).reshape(len(self.rows), len(self.names)),
+            y=np.asarray(self.ys, dtype=np.float32), cls=np.asarray(self.cls, dtype=np.int64),
+            roof_ms=np.asarray(self.roof), meas_ms=np.asarray(self.meas), dram_bytes=np.asarray(self.dram),
+            peak_bw=np.asarray(self.bws), kernel=np.asarray(self.kidx, dtype=np.int64), device=self.devs,
+            kernel_keys=list(self.keys), kernel_names=self.k_names, kernel_family=self.k_fam,
+            kernel_generated=self.k_gen, kernel_text=self.k_text, names=self.names, devices=self.devices,
+            skipped=dict(self.skipped))
+
+
+def _build(records: list[dict[str, Any]], sources: Sources, progress: bool) -> Examples:
+    out = _Rows()
+    texts: dict[str, str] = {}
+    t0 = time.monotonic()
+    reports = _analyze_all(records, sources, progress)
+    for i, rec in enumerate(records):
+        if progress and i % 2000 == 0:
+            print(f"\rexamples {i}/{len(records)} ({time.monotonic() - t0:.0f} s)", end="", file=sys.stderr)
+        text = sources.find(rec)
+        if text is None:
+            out.skipped["source not found"] += 1
+            continue
+        opts = str(rec.get("build_options", ""))
+        rk = (sha(text), opts)
+        if rk not in reports:
+            reports[rk] = _analyze_one((text, str(rec.get("file") or "kernel.cl"), opts))
+        kernel = reports[rk].get(rec["kernel"])
+        if kernel is None or not getattr(kernel, "analyzed", True):
+            out.skipped["kernel not analysed"] += 1
+            continue
+        try:
+            scenario = Scenario.from_json(rec["scenario"])
+            device = Device.from_json(rec["device"])
+            code = texts.get(rk[0] + "|" + rec["kernel"])
+            if code is None:
+                code = texts[rk[0] + "|" + rec["kernel"]] = tokenizer.kernel_text(text, rec["kernel"])
+            f, t, r = features.compute(kernel, scenario, device, code)
+        except Exception as e:  # noqa: BLE001 - one launch whose features fail is skipped, counted
+            out.skipped[f"features failed: {type(e).__name__}"] += 1
+            continue
+        out.add_row(out.add_kernel(f"{rk[0][:16]}|{opts}|{rec['kernel']}", rec, code), rec, device, f, t, r)
+    if progress:
+        print(f"\rexamples {len(out.rows)} from {len(records)} records, {len(out.keys)} kernels "
+              f"({time.monotonic() - t0:.0f} s); skipped: {dict(out.skipped) or 'none'}", file=sys.stderr)
+    return out.examples()
+
+
+def _analyze_one(job: tuple[str, str, str]) -> dict[str, Any]:
+    text, where, opts = job
+    try:
+        return {k.name: k for k in analyze_text(text, Path(where), opts).kernels}
+    except Exception as e:  # noqa: BLE001 - one kernel that fails analysis is skipped, counted
+        log.debug("analysis failed for %s: %s", where, e)
+        return {}
+
+
+def _analyze_all(records: list[dict[str, Any]], sources: Sources, progress: bool
+                 ) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every distinct (source, build options) analysed once, on all cores (clang and the IR walk take
+    0.1-0.3 s per file; a dataset has thousands)."""
+    jobs: dict[tuple[str, str], tuple[str, str, str]] = {}
+    for rec in records:
+        text = sources.find(rec)
+        if text is None:
+            continue
+        opts = str(rec.get("build_options", ""))
+        key = (sha(text), opts)
+        if key not in jobs:
+            jobs[key] = (text, str(rec.get("file") or "kernel.cl"), opts)
+    keys = list(jobs)
+    workers = max(1, os.cpu_count() or 1)
+    if workers == 1 or len(keys) < 8:
+        return {k: _analyze_one(jobs[k]) for k in keys}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    with ProcessPoolExecutor(workers, initializer=children.limit_self) as pool:  # they end with us
+        for i, (k, rep) in enumerate(zip(keys, pool.map(_analyze_one, [jobs[k] for k in keys], chunksize=4),
+                                         strict=True)):
+            out[k] = rep
+            if progress and i % 100 == 0:
+                print(f"\ranalysed {i}/{len(keys)} sources", end="", file=sys.stderr)
+    return out
+
+
+_ARRAYS = ("X", "y", "cls", "roof_ms", "meas_ms", "dram_bytes", "peak_bw", "kernel")
+_LISTS = ("device", "kernel_keys", "kernel_names", "kernel_family", "kernel_generated", "kernel_text",
+          "names", "devices", "skipped")
+
+
+def _save_examples(ex: Examples, d: Path) -> None:
+    d.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(d / "arrays.npz", **{k: getattr(ex, k) for k in _ARRAYS})
+    (d / "lists.json").write_text(json.dumps({k: getattr(ex, k) for k in _LISTS}))
+
+
+def _load_examples(d: Path) -> Examples:
+    with np.load(d / "arrays.npz", allow_pickle=False) as z:
+        arrays = {k: z[k] for k in _ARRAYS}
+    lists = json.loads((d / "lists.json").read_text())
+    if lists["names"] != features.names():
+        raise ValueError("feature names changed")
+    return Examples(**arrays, **lists)
