@@ -161,6 +161,10 @@ def check_inputs(sig: Signature, scenario: Scenario, root: Path | None) -> None:
             except ScenarioError as e:
                 raise ScenarioError(f"cannot generate inputs of type {p.type!r} for {p.name!r}: "
                                     f"{sig.why_untyped}") from e
+    for a in sig.types or ():
+        if a.type.kind == "opaque":
+            raise ScenarioError(f"parameter {a.name!r} ({a.type.name}): clperf makes no images, samplers, "
+                                "events or pipes, nor buffers of pointers or void")
     plans = plan_buffers(sig.params, scenario.args, scenario.fills, 64, sig.types)
     DataFiles(root).check(plans)
 

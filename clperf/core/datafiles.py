@@ -109,7 +109,10 @@ def check_array(label: str, dtype: np.dtype, shape: tuple[int, ...], want: np.dt
     elif dtype != want:
         raise ScenarioError(f"{label}: the parameter's elements are {want.name}; the file holds "
                             f"{_describe(dtype)} (convert it: array.astype(numpy.{want.name}))")
-    expect = [(count,)] if lanes == 1 else [(count, lanes), (count, declared_lanes)]
-    if shape not in expect:
-        raise ScenarioError(f"{label}: the buffer holds {count} elements, so the file's shape must be "
-                            f"{' or '.join(str(s) for s in dict.fromkeys(expect))}; it is {shape}")
+    widths = sorted({lanes, declared_lanes})
+    if lanes == 1 and len(shape) != 1 or lanes > 1 and (len(shape) != 2 or shape[1] not in widths):
+        want_shape = "(N,)" if lanes == 1 else " or ".join(f"(N, {w})" for w in widths)
+        raise ScenarioError(f"{label}: the file's shape must be {want_shape} for N elements of the "
+                            f"parameter's type; it is {shape}")
+    if shape[0] != count:
+        raise ScenarioError(f"{label}: the file holds {shape[0]} elements; the buffer has {count}")

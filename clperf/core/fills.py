@@ -123,7 +123,11 @@ class Structure:
     def view_length(self, view: str) -> int:
         if view in GRAPH_VIEWS and self.kind != "graph":
             raise ScenarioError(f"{self.name}.{view}: only a graph has a frontier (graph:NODES:DEGREE:...)")
-        return view_length(self.shape, view, self.frontier)
+        n = view_length(self.shape, view, self.frontier)
+        if n > MAX_ELEMENTS:  # ELLPACK of a skewed matrix: rows x its longest row
+            raise ScenarioError(f"{self.name}.{view} would hold {n} values ({self.rows} rows x width "
+                                f"{width(self.shape)}), more than {MAX_ELEMENTS}; use a smaller SPREAD")
+        return n
 
 
 @dataclass(frozen=True)

@@ -367,7 +367,10 @@ class _Resolver:
         if dot and self.parsed.get(head, FillText("")).defines_structure:
             return self.structure(head).prop(prop)
         if name not in self.spec.args:
-            if name in self.by_name:
+            p = self.by_name.get(name)
+            if p is not None and p.pointer and (need := self.fill_length(name)) is not None:
+                return need[0]  # a buffer as long as its file or view: ``--global x``
+            if p is not None:
                 raise ScenarioError(f"{name!r} is used in an expression but has no --arg value")
             raise ScenarioError(f"unknown name {name!r} in scenario")
         with self._visit(name, "argument"):

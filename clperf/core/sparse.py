@@ -100,11 +100,19 @@ def matrix(shape: Shape, seed: int) -> Matrix:
     np.cumsum(lengths, out=rowptr[1:])
     rng = np.random.default_rng(seed)
     row = np.repeat(np.arange(shape.rows, dtype=np.int64), lengths)
-    pos = np.arange(shape.nnz, dtype=np.int64) - rowptr[row]  # entry's position in its row
-    length = lengths[row]
-    lo = pos * shape.cols // np.maximum(length, 1)
-    hi = (pos + 1) * shape.cols // np.maximum(length, 1)
-    cols = lo + (rng.random(shape.nnz) * (hi - lo)).astype(np.int64)
+    pos = np.arange(shape.nnz, dtype=np.int64)
+    pos -= rowptr[row]  # each entry's place in its row; in place: these arrays are nnz long
+    length = lengths[row] if shape.spread > 0 else shape.per_row
+    lo = pos * shape.cols
+    lo //= length
+    pos += 1
+    pos *= shape.cols
+    pos //= length
+    pos -= lo  # the slice's width, at least 1
+    draw = rng.random(shape.nnz)
+    draw *= pos
+    lo += draw.astype(np.int64)
+    cols = lo
     values = rng.random(shape.nnz)
     for a in (rowptr, cols, values):
         a.setflags(write=False)
