@@ -32,10 +32,10 @@ DATA = ROOT / "data" / "pocl"
 
 
 def records(seed: int, generated: int) -> list[tuple[dict[str, Any], str]]:
-    from clperf.predictor.training import train
-    sources = train.Sources(datasets=[DATA])
+    from clperf.predictor.training import datasets
+    sources = datasets.Sources(datasets=[DATA])
     by_file: dict[str, list[tuple[dict[str, Any], str]]] = {}
-    for r in train.read_records([DATA]):
+    for r in datasets.read_records([DATA]):
         text = sources.find(r)
         if text is not None and 0.3 < float(r["median_ms"]) < 30:
             by_file.setdefault(r["file"], []).append((r, text))

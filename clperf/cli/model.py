@@ -17,8 +17,8 @@ from clperf.cli import add_build_options, add_json_flag, add_scenario_flags, sce
 from clperf.core.errors import InputError
 from clperf.predictor.model.estimate import COUNTED_MODEL
 from clperf.predictor.model.speedup import own_code
-from clperf.predictor.training import devset, evaluate, train
-from clperf.predictor.training import train as train_mod
+from clperf.predictor.training import datasets, devset, evaluate, train
+from clperf.predictor.training.config import TrainConfig
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
@@ -128,12 +128,12 @@ def _ms(t: float) -> str:
 
 
 def _train(ns: argparse.Namespace) -> int:
-    train.expand_data(ns.data)  # a clear error for a missing dataset or an empty folder
+    datasets.expand_data(ns.data)  # a clear error for a missing dataset or an empty folder
     if ns.members < 1:
         raise InputError(f"--members must be at least 1, not {ns.members}")
-    summary = train.run(ns.data, ns.out, minutes=ns.minutes, epochs=ns.epochs, test_share=ns.test_share,
-                        seed=ns.seed, device_type=ns.device_type, progress=not ns.json,
-                        use_code=not ns.no_code, members=ns.members, split_from=ns.split_from)
+    cfg = TrainConfig(minutes=ns.minutes, epochs=ns.epochs, test_share=ns.test_share, seed=ns.seed,
+                      device_type=ns.device_type, use_code=not ns.no_code, members=ns.members)
+    summary = train.train(ns.data, ns.out, cfg, split_from=ns.split_from, progress=not ns.json)
     if ns.json:
         json.dump(summary, sys.stdout, indent=2)
         print()
@@ -145,7 +145,7 @@ def _evaluate(ns: argparse.Namespace) -> int:
         return _evaluate_devset(ns)
     if not ns.data:
         raise InputError("clperf evaluate needs --data DATASET ... or --devset [DIR]")
-    train_mod.expand_data(ns.data)  # a clear error for a missing dataset or an empty folder
+    datasets.expand_data(ns.data)  # a clear error for a missing dataset or an empty folder
     result = evaluate.run(ns.data, ns.model, ns.report, progress=not ns.json,
                           baseline_minutes=ns.baseline_minutes)
     if ns.json:
