@@ -23,15 +23,12 @@ from clperf.benchmark import corpus
 from clperf.core.errors import InputError
 from clperf.predictor.model import network, tokenizer
 from clperf.predictor.training.config import TrainConfig
-from clperf.predictor.training.datasets import Sources, expand_data, read_records
 from clperf.predictor.training.examples import FEATURES_VERSION, Examples, build, encode_kernels
 from clperf.predictor.training.fit import FitResult, fit_members
 from clperf.predictor.training.predict import predict_examples, residual_quantiles
 from clperf.predictor.training.split import TEST, TRAIN, VAL, Split, make_split
 
-# the names callers know this module by: the CLI checks --data with expand_data, bench/ reads records
-__all__ = ["FEATURES_VERSION", "MODEL_NAME", "Sources", "TrainConfig", "expand_data", "read_records", "run",
-           "train"]
+__all__ = ["MODEL_NAME", "train"]
 
 MODEL_NAME = "clperf-perfnet"
 
@@ -81,17 +78,6 @@ def train(data: Sequence[Path], out: Path, cfg: TrainConfig, *, sources: Sequenc
               f"{sum(f.steps for f in fits)} steps, validation MAE {val_mae:.4f} (log-ratio), "
               f"written to {out}", file=sys.stderr)
     return {k: meta[k] for k in ("name", "version", "counts", "fit", "intervals")}
-
-
-def run(data: Sequence[Path], out: Path, *, minutes: float = TrainConfig.minutes, epochs: int | None = None,
-        test_share: float = TrainConfig.test_share, seed: int = TrainConfig.seed,
-        device_type: str = TrainConfig.device_type, progress: bool = True, sources: Sequence[Path] = (),
-        use_code: bool = TrainConfig.use_code, members: int = TrainConfig.members,
-        split_from: Path | None = None) -> dict[str, Any]:
-    """``train`` with the settings ``clperf train`` takes as options, the rest at their defaults."""
-    cfg = TrainConfig(minutes=minutes, epochs=epochs, test_share=test_share, seed=seed,
-                      device_type=device_type, use_code=use_code, members=members)
-    return train(data, out, cfg, sources=sources, split_from=split_from, progress=progress)
 
 
 def _load_split(model_dir: Path) -> Split:
