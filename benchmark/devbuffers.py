@@ -1,9 +1,10 @@
 """Device buffers of one measurement request, each followed by a guard zone, and output comparison.
 
-A buffer is allocated once per request at the largest size any scenario needs, plus a guard zone of
-4 KiB..1 MiB filled with ``GUARD_BYTE``: a kernel that writes past the end of its data changes the guard,
-and the run is reported as an out-of-bounds write instead of a silent corruption. Host data is uploaded
-only when a scenario's fill or length changes what the device holds.
+A buffer is allocated once per request at the largest size any scenario needs, plus room for a guard zone
+of 4 KiB..1 MiB filled with ``GUARD_BYTE`` right after each scenario's data (a smaller variant of a sweep
+gets its guard after its own length, not after the largest one's): a kernel that writes past the end of
+its data changes the guard, and the run is reported as an out-of-bounds write instead of a silent
+corruption. Host data is uploaded only when a scenario's fill or length changes what the device holds.
 """
 
 from __future__ import annotations
@@ -73,7 +74,24 @@ class DeviceBuffers:
             except cl.Error as e:
                 raise classify(e, "enqueue") from e
             self.tag[b.param.name] = (key, b.length)
+        self._guard(plan)
         self.queue.finish()
+
+    def _guard(self, plan: list[BufferPlan]) -> None:
+        """The guard right after each buffer's data for this scenario; what lies under it is no longer
+        data the device holds."""
+        for b in plan:
+            name = b.param.name
+            if b.param.address_space == "local" or name not in self.buf:
+                continue
+            try:  # the stub wants a buffer/array pattern; pyopencl accepts a numpy scalar at runtime
+                cl.enqueue_fill_buffer(self.queue, self.buf[name], np.uint8(GUARD_BYTE),  # type: ignore[arg-type]
+                                       b.nbytes, self.guard[name])
+            except cl.Error as e:
+                raise classify(e, "enqueue") from e
+            held = self.tag.get(name)
+            if held is not None and held[1] > b.length:
+                self.tag[name] = (held[0], b.length)
 
     def read(self, plan: list[BufferPlan]) -> dict[str, np.ndarray]:
         out = {}
@@ -92,12 +110,12 @@ class DeviceBuffers:
                 continue
             host = np.empty(self.guard[name], np.uint8)
             try:
-                cl.enqueue_copy(self.queue, host, self.buf[name], src_offset=self.capacity[name])
+                cl.enqueue_copy(self.queue, host, self.buf[name], src_offset=b.nbytes)
             except cl.Error as e:
                 raise classify(e, "run") from e
             bad = np.flatnonzero(host != GUARD_BYTE)
             if bad.size:
-                first = (self.capacity[name] + int(bad[0])) // b.et.nbytes
+                first = (b.nbytes + int(bad[0])) // b.et.nbytes
                 raise KernelFault("crash", f"out-of-bounds write: the kernel wrote past the end of buffer "
                                   f"{name!r} ({b.length} elements; first bad element index {first}); is the "
                                   "buffer length in the scenario too small?")

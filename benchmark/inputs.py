@@ -26,7 +26,6 @@ from clperf.core.datagen import PREFIX_STABLE, buffer_data, numpy_dtype
 from clperf.core.errors import ScenarioError
 from clperf.core.fills import RANDOM, Fill, read_fills
 from clperf.core.records import Param, split_vector
-from clperf.core.sparse import name_seed
 
 _DTYPES: dict[str, type[np.generic]] = {
     "char": np.int8, "uchar": np.uint8, "unsigned char": np.uint8, "bool": np.uint8,
@@ -36,7 +35,6 @@ _DTYPES: dict[str, type[np.generic]] = {
     "half": np.float16, "float": np.float32, "double": np.float64,
     "size_t": np.uint64, "ptrdiff_t": np.int64, "intptr_t": np.int64, "uintptr_t": np.uint64,
 }
-seed_for = name_seed  # a parameter's seed from the run's
 
 
 @dataclass(frozen=True)

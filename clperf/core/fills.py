@@ -33,8 +33,8 @@ SIMPLE: dict[str, tuple[int, int]] = {"random": (0, 0), "zeros": (0, 0), "ones":
 STRUCTURES: dict[str, tuple[int, int]] = {"csr": (3, 4), "graph": (2, 4)}
 PROPERTIES = {"rows", "cols", "nnz", "width", "nodes", "edges", "frontier"}
 MAX_ELEMENTS = 2**31 - 1  # indices of every view fit an int
-MAX_SHAPE_ROWS = 2**27  # row lengths are drawn when a scenario is read: at most 1 GiB of them
-MAX_BINS = 2**26
+MAX_SHAPE_ROWS = 2**25  # row lengths are drawn when a scenario is read (server too): 256 MiB of weights
+MAX_BINS = 2**24
 MAX_SKEW = 16.0
 USAGE = ("random, zeros, ones, range:LO:HI, arange:START:STEP[:PERIOD], sorted:LO:HI, perm[:N], "
          "hist:BINS[:SKEW], file:PATH, a matrix's view M.VIEW, or csr:ROWS:COLS:NNZ_PER_ROW[:SPREAD] / "

@@ -9,6 +9,7 @@ past the end of a buffer when an index they are given is out of range, which the
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -202,6 +203,13 @@ def test_bench_and_sweep_make_the_same_data(device, tmp_path):
     for rows in (64, 1 << 16):
         bench_sc = resolve(parse_flags(k.directive + f" --arg rows={rows}"), k.params, k.dims_used)
         assert by_rows[rows].fills == bench_sc.fills and by_rows[rows].args == bench_sc.args
+    probe = Measurement.from_json  # a measurement's scenario is all inputs_of needs
+    for rows, sc in by_rows.items():  # every index below the length of what it indexes, at every size
+        m = probe({"kernel": "spmv_csr", "source_hash": "", "device": device.to_json(), "status": "ok",
+                   "scenario": sc.to_json()})
+        x = inputs_of(m, path.read_text(), path)
+        assert x["rowptr"].max() == sc.args["nnz"] <= sc.args["colidx"] == sc.args["vals"]
+        assert x["colidx"].max() < sc.args["x"] and len(x["rowptr"]) == rows + 1
     out = tmp_path / "sweep.jsonl"
     summary = sweep.run_sweep([k], device, out, max_variants=40, policy=Policy.quick(),
                               max_buffer_bytes=64 << 20, lookahead=0)
@@ -216,3 +224,14 @@ def test_an_image_parameter_is_refused_in_words(device):
     source = "__kernel void k(read_only image2d_t img, __global float* out) { out[0] = 1.0f; }"
     m = benchmark(source, "k", parse_flags("--global 64"), device, policy=Policy.quick(), timeout_s=30)
     assert m.status == "invalid-scenario" and "'img' (image2d_t): clperf makes no images" in (m.error or "")
+
+
+def test_a_small_variant_of_a_sweep_has_its_guard_zone_after_its_own_data(device, tmp_path):
+    kernels, _ = sweep.kernels_in_file(DATA / "overrun.cl")
+    statuses: dict[int, str] = {}
+    sweep.run_sweep(kernels, device, tmp_path / "s.jsonl", policy=Policy.quick(), lookahead=0)
+    for rec in map(json.loads, (tmp_path / "s.jsonl").read_text().splitlines()):
+        statuses[rec["sweep"]["values"]["n"]] = rec["status"]
+        if rec["status"] != "ok":
+            assert "past the end of buffer 'out'" in rec["error"]
+    assert statuses == {4096: "ok", 2048: "ok", 1024: "ok", 512: "crash", 256: "crash"}
