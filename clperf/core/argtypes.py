@@ -249,7 +249,8 @@ class _Types:
         if t == "DW_TAG_union_type":  # filled as its first member, as C initialises a union
             fields = fields[:1]
         align = explicit_align or max((fl.type.align for fl in fields), default=1)
-        return CType(name or "struct", "struct", size, align, fields=tuple(fields))
+        kind_name = "union" if t == "DW_TAG_union_type" else "struct"
+        return CType(name or kind_name, "struct", size, align, fields=tuple(fields))
 
 
 def _aligned(t: CType, align: int) -> CType:
@@ -277,12 +278,14 @@ def _kernel_args(md: _Metadata, types: _Types, arg_text: str,
         w = written[i] if i < len(written) else ""
         pointer = w.endswith("*")
         space = _SPACES.get(spaces[i] if i < len(spaces) else 0, "private")
-        t = types.get(_ref(di_types[i]) if i < len(di_types) else None)
+        ref = _ref(di_types[i]) if i < len(di_types) else None
         if pointer:
-            tag, f = md.nodes.get(_ref(di_types[i]) or "", ("", {})) if i < len(di_types) else ("", {})
-            t = types.get(_ref(f.get("baseType")))  # the pointee
-            if (m := _ALIGN.search(text)) and t.kind != "opaque":
+            pointee = _ref(md.nodes.get(ref or "", ("", {}))[1].get("baseType"))
+            t = types.get(pointee)
+            if (m := _ALIGN.search(text)) and t.kind != "opaque":  # the pointee's alignment, as declared
                 t = _aligned(t, int(m.group(1)))
+        else:
+            t = types.get(ref)
         out.append(ArgInfo(_unquote(name), space, pointer, "const" in (quals[i] if i < len(quals) else ""),
                            _with_name(t, w.rstrip("*").strip())))
     return tuple(out)
