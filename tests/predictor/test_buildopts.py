@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -9,11 +11,13 @@ import pytest
 from clperf.core.buildopts import (
     gather_build_options,
     lookup_config,
+    lookup_database,
     resolve_build_options,
     workspace_root,
 )
 from clperf.core.compile import clang_command, compile_source
 from clperf.core.errors import InputError
+from clperf.predictor.analysis.pipeline import analyze_text
 
 
 def test_order_and_relative_paths(tmp_path: Path):
@@ -136,3 +140,114 @@ def test_warning_keeps_its_flag_as_code():
                          ["-Wunused-variable"])
     (d,) = res.diagnostics
     assert (d.severity, d.code, d.line, d.column, d.end_column) == ("warning", "Wunused-variable", 2, 7, 15)
+
+
+# --- compile databases: compile_flags.txt, compile_commands.json --------------------------------------
+
+def _repo(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository with a kernel folder; the kernel's path."""
+    (tmp_path / ".git").mkdir(parents=True)
+    (tmp_path / "kernels").mkdir()
+    return tmp_path, tmp_path / "kernels" / "k.cl"
+
+
+def _commands(folder: Path, *entries: dict) -> None:
+    (folder / "compile_commands.json").write_text(json.dumps(list(entries)))
+
+
+def test_compile_flags_txt_one_argument_a_line(tmp_path: Path):
+    root, k = _repo(tmp_path)
+    (root / "compile_flags.txt").write_text("-DA=1\n-I\ninclude\n\n-DMSG=a b\n-Wall\n")
+    (root / "clperf.toml").write_text('[build]\noptions = "-DA=2"\n')
+    found = gather_build_options(k, "// clperf-build: -DA=3\n")
+    # relative paths from the flags file's folder; the database comes first, so clperf's own sources win
+    assert found.options == ("-DA=1", f"-I{root / 'include'}", "-DMSG=a b", "-Wall", "-DA=2", "-DA=3")
+    assert found.problems == ()
+
+
+def test_compile_commands_entry_of_the_file(tmp_path: Path):
+    root, k = _repo(tmp_path)
+    (root / "build").mkdir()
+    _commands(root / "build",
+              {"directory": str(root / "kernels"), "file": "other.cl", "arguments": ["clang", "-DOTHER"]},
+              {"directory": str(root / "build"), "file": str(k),
+               "arguments": ["clang-19", "-x", "cl", "-cl-std=CL2.0", "-DBLOCK=16", "-I", "inc", "-c", str(k),
+                             "-o", "k.bc", "-O2", "-g", "-emit-llvm", "--target=spir64", "-MD", "-MF", "k.d",
+                             "-Xclang", "-finclude-default-header"]})
+    found = gather_build_options(k, "")
+    # build/compile_commands.json is where CMake puts it; -I is relative to the entry's directory; how
+    # the build runs (-c, -o, -O2, -MD ...) is left out without a word
+    assert found.options == ("-x", "cl", "-cl-std=CL2.0", "-DBLOCK=16", f"-I{root / 'build' / 'inc'}")
+    assert found.problems == ()
+
+
+def test_compile_commands_entry_of_a_kernel_in_the_same_folder(tmp_path: Path):
+    root, k = _repo(tmp_path)
+    (root / "host").mkdir()
+    host = "c++ -std=c++17 -DHOST -c kernels/main.cpp"
+    kernel = "clang -D 'N=4' -c kernels/other.cl"
+    _commands(root, {"directory": str(root), "file": "kernels/main.cpp", "command": host},
+              {"directory": str(root), "file": "kernels/other.cl", "command": kernel})
+    assert gather_build_options(k, "").options == ("-DN=4",)  # the .cl entry, never the host's
+    assert gather_build_options(root / "host" / "h.cl", "").options == ()  # no kernel entry in that folder
+
+
+def test_refused_database_options_are_left_out_alone(tmp_path: Path):
+    root, k = _repo(tmp_path)
+    _commands(root, {"directory": str(root), "file": str(k),
+                     "arguments": ["clang", "-fplugin=evil.so", "-DOK=1", "-Xclang", "-load", "-Xclang",
+                                   "evil.so", "-isystem", "/x", "-save-temps", str(k)]})
+    found = gather_build_options(k, "")
+    assert found.options == ("-DOK=1",)
+    (problem,) = found.problems
+    assert problem.severity == "warning" and str(root / "compile_commands.json") in problem.message
+    for refused in ("'-fplugin=evil.so'", "'-Xclang -load'", "'-Xclang evil.so'", "'-isystem /x'",
+                    "'-save-temps'"):
+        assert refused in problem.message
+    assert resolve_build_options(k, "") == ["-DOK=1"]  # a warning: a benchmark goes on without them
+    cmd = clang_command(list(found.options), k.parent)
+    assert not any("plugin" in w or w in ("-load", "-save-temps") for w in cmd)
+
+
+def test_database_options_reach_clang(tmp_path: Path):
+    root, k = _repo(tmp_path)
+    (root / "compile_flags.txt").write_text("-DN=4\n-cl-std=CL2.0\n")
+    text = "#if N != 4 || __OPENCL_VERSION__ != 200\n#error not the database's options\n#endif\n" \
+           "kernel void k(global int *a) { a[0] = N; }\n"
+    k.write_text(text)
+    report = analyze_text(text, k)
+    assert report.compiled and report.build_options[:2] == ("-DN=4", "-cl-std=CL2.0")
+    assert not [d for d in report.diagnostics if d.severity == "error"]
+
+
+def test_nearest_database_wins_and_the_lookup_stops_at_the_repository(tmp_path: Path):
+    (tmp_path / "compile_flags.txt").write_text("-DOUTSIDE\n")  # above the repository: never read
+    root, k = _repo(tmp_path / "repo")
+    assert gather_build_options(k, "").options == ()
+    _commands(root, {"directory": str(root), "file": str(k), "arguments": ["clang", "-DROOT"]})
+    assert gather_build_options(k, "").options == ("-DROOT",)
+    (root / "kernels" / "compile_flags.txt").write_text("-DNEAR\n")
+    assert gather_build_options(k, "").options == ("-DNEAR",)
+    assert lookup_database(root / "kernels")[0] == root / "kernels" / "compile_flags.txt"
+
+
+def test_broken_database_is_a_warning_and_the_rest_is_used(tmp_path: Path):
+    root, k = _repo(tmp_path)
+    (root / "compile_commands.json").write_text('[{"directory": "/", "file": ')
+    found = gather_build_options(k, "// clperf-build: -DB=2\n")
+    assert found.options == ("-DB=2",)
+    (problem,) = found.problems
+    assert problem.severity == "warning" and "not valid JSON" in problem.message
+    _commands(root, {"file": "k.cl"})
+    assert "without a \"directory\"" in gather_build_options(k, "").problems[0].message
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a file to another user")
+def test_another_users_database_is_ignored(tmp_path: Path):
+    root, k = _repo(tmp_path)
+    (root / "compile_flags.txt").write_text("-DTHEIRS\n")
+    os.chown(root / "compile_flags.txt", 65534, 65534)  # nobody
+    found = gather_build_options(k, "")
+    assert found.options == ()
+    (problem,) = found.problems
+    assert problem.severity == "warning" and "belongs to another user" in problem.message
