@@ -1,0 +1,134 @@
+"""The counting run: a kernel launch interpreted by Oclgrind with its scenario's data, its blocks counted.
+
+``count`` runs the kernel as ``clperf bench`` would launch it (the same sizes, arguments and host
+data) on Oclgrind, an OpenCL interpreter, with clperf's plugin (``clperf_count.cpp``) counting every
+basic block per work-item and tracing the memory accesses of a few work-groups. An interpreter runs
+the kernel's IR on simulated memory and gives it no way to reach the operating system; the run is
+still isolated like a benchmark (``launch``: a child process with a memory limit and a timeout, only
+Oclgrind's OpenCL loaded).
+
+Sampling: a 1 ms launch on an H200 is 1e9-1e10 interpreted instructions, Oclgrind interprets ~1e7 a
+second, so a run covers ``sample_groups`` work-groups spread over the grid and stops starting new ones
+when ``budget_s`` (counted from the call, start-up and build included) is spent. Block counts are then
+means over the groups that ran; ``Counts.rel_error`` says how far the launch's total may be off.
+
+Results are cached on disk (``store``) under everything they depend on: the source, kernel, build
+options, scenario, the sha256 of each buffer's data, the sampling settings and the plugin's version.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from clperf import __version__
+from clperf.benchmark.counting import launch, oclgrind
+from clperf.benchmark.counting.inputs import KernelInputs
+from clperf.benchmark.counting.records import Counts, Site
+from clperf.benchmark.counting.store import CountStore, Failed
+from clperf.benchmark.counting.summary import summarize
+from clperf.benchmark.counting.trace import TRACE_DTYPE, sectors
+from clperf.benchmark.runner import data_root, kernel_signature
+from clperf.core import cache
+from clperf.core.buildopts import check_options
+from clperf.core.compile import compile_source
+from clperf.core.errors import ClperfError
+from clperf.core.records import Scenario
+
+__all__ = ["ANALYSIS_OPTIONS", "TRACE_DTYPE", "Counts", "Site", "count", "sectors"]
+
+log = logging.getLogger(__name__)
+
+# clperf's analysis compiles with these (clperf.core.compile); Oclgrind given the same names its blocks alike
+ANALYSIS_OPTIONS = ("-O1", "-fno-unroll-loops")
+
+
+Settings = tuple[float, int, int, int]  # budget_s, sample_groups, trace_groups, trace_cap
+
+
+class _Job:
+    """One kernel launch to count: checked options, the compiler's signature, its inputs."""
+
+    def __init__(self, source: str, kernel: str, scenario: Scenario, build_options: str,
+                 data: Mapping[str, np.ndarray] | None, path: Path | None) -> None:
+        self.source, self.kernel, self.scenario, self.path = source, kernel, scenario, path
+        self.options = check_options(build_options, "the counting run", path.parent if path else None)
+        sig = kernel_signature(source, kernel, str(path) if path else "", " ".join(self.options))
+        self.inputs = KernelInputs(sig, scenario, data_root(str(path)) if path else None, data)
+        self.identity = self.inputs.identity()
+
+    def key(self, settings: Settings) -> str:
+        return cache.key("counting", cache.source_hash(self.source), self.kernel, self.options,
+                         self.scenario.to_json(), self.identity, settings, oclgrind.plugin_version(),
+                         __version__)
+
+    def request(self, settings: Settings) -> launch.Launch:
+        # Oclgrind hands its options to clang's front end word by word: the include folder as two words
+        folder = ["-I", str(self.path.parent)] if self.path is not None else []
+        words = [w for w in self.options if w not in ("-x", "cl")]
+        _, sample_groups, trace_groups, trace_cap = settings
+        return launch.Launch(self.source, self.kernel, " ".join([*ANALYSIS_OPTIONS, *words, *folder]),
+                             self.scenario.global_size, self.scenario.local_size, self.inputs.arguments(),
+                             sample_groups, trace_groups, trace_cap)
+
+    def counts(self, outcome: launch.Outcome) -> Counts | Failed:
+        if outcome.report is None:
+            return Failed(outcome.failure or "no counts")
+        if not outcome.report.get("groups"):
+            limit = "abandoned at the time limit" if outcome.report.get("aborted") else "did not finish"
+            return Failed(f"no work-group finished within the budget (the first one {limit})")
+        ir = compile_source(self.source, self.path, self.options).ir  # the IR clperf's analysis reads
+        return summarize(outcome.report, outcome.trace, work_items=self.scenario.work_items, clperf_ir=ir,
+                         source=self.source, elapsed_s=outcome.elapsed_s)
+
+
+def count(source: str, kernel: str, scenario: Scenario, *, build_options: str = "",
+          data: Mapping[str, np.ndarray] | None = None, budget_s: float = 8.0, sample_groups: int = 256,
+          trace_groups: int = 4, trace_cap: int = 2_000_000, path: Path | None = None,
+          store: CountStore | None = None) -> Counts | None:
+    """Count ``kernel`` of ``source`` launched with ``scenario`` (resolved) within about ``budget_s``
+    seconds. ``data``: buffer name -> array, replacing that buffer's fill; ``path``: the kernel's file
+    (its folder holds ``file:`` fills and ``#include``d headers); ``build_options`` as the user gave them
+    (held to clperf's allow-list). ``store``: where runs are cached (default: the per-user cache).
+
+    Returns None, with the reason logged at info level, when there is no counting run to be had:
+    Oclgrind or the plugin unavailable, a scenario whose inputs cannot be made, a kernel that does not
+    build or crashes, or no work-group that finished within the budget. A kernel that reads or writes
+    out of bounds is counted, and ``Counts.errors`` holds Oclgrind's reports."""
+    settings: Settings = (float(budget_s), int(sample_groups), int(trace_groups), int(trace_cap))
+    try:
+        job = _Job(source, kernel, scenario, build_options, data, path)
+    except ClperfError as e:
+        log.info("no counting run of %s: %s", kernel, e)
+        return None
+    key = job.key(settings)
+    store = store or CountStore()
+    hit = store.get(key)
+    if hit is not None:
+        if isinstance(hit, Failed):
+            log.info("no counting run of %s: %s (cached)", kernel, hit.reason)
+            return None
+        return hit
+    try:
+        tc = oclgrind.toolchain()
+        plugin = oclgrind.plugin(tc)
+        outcome = launch.run(job.request(settings), plugin, tc.icd, budget_s=budget_s)
+        result = job.counts(outcome)
+    except (oclgrind.Unavailable, OSError) as e:
+        log.info("no counting run of %s: %s", kernel, e)
+        return None
+    except ClperfError as e:  # the inputs could not be made (a data file changed since it was checked)
+        log.info("no counting run of %s: %s", kernel, e)
+        return None
+    if outcome.cacheable:
+        store.put(key, result)
+    if isinstance(result, Failed):
+        log.info("no counting run of %s: %s", kernel, result.reason)
+        return None
+    if result.error_count:
+        log.info("counting run of %s: Oclgrind reported %d errors, first: %s", kernel, result.error_count,
+                 result.errors[0] if result.errors else "")
+    return result

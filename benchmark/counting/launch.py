@@ -1,0 +1,146 @@
+"""One counting run in a child process: Oclgrind's OpenCL, the counting plugin, a private folder.
+
+The child (``child.py``) is a fresh Python process started through ``clperf.core.children``: its own
+process group, killed with clperf, an address-space limit (``children.worker_memory_bytes``) and a
+wall-clock timeout. It sees one OpenCL platform, Oclgrind, through a private ``OCL_ICD_VENDORS``
+folder, so the user's PoCL, NVIDIA or other ICDs are never loaded; every ``OCLGRIND_*`` and
+``PYOPENCL_*`` setting of the caller's environment is dropped, so none (an interactive debugger, a
+log file elsewhere) reaches the run. Everything it writes goes to a temporary folder that is deleted
+after the run: inputs, Oclgrind's log, pyopencl's build files, the plugin's counts and trace.
+
+Time: ``deadline`` is when no new work-group may start; a group still running at ``deadline + grace``
+is abandoned by the plugin; the child is killed ``EXIT_MARGIN_S`` after that.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from clperf.benchmark.counting.inputs import Argument
+from clperf.benchmark.counting.trace import TRACE_DTYPE
+from clperf.core import children
+
+CHILD = Path(__file__).with_name("child.py")
+EXIT_MARGIN_S = 10.0  # after the abandon time: Oclgrind's teardown, the child's exit
+MAX_ERROR_LINES = 3  # of each Oclgrind report kept in Counts.errors
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What to run: the kernel, its arguments and sizes, and the plugin's sampling settings."""
+
+    source: str
+    kernel: str
+    options: str  # Oclgrind's build options
+    global_size: tuple[int, ...]
+    local_size: tuple[int, ...] | None
+    arguments: Sequence[Argument]
+    sample_groups: int
+    trace_groups: int
+    trace_cap: int
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What came back: the plugin's report and trace, or why there is none (``failure``)."""
+
+    report: dict[str, Any] | None
+    trace: np.ndarray | None
+    failure: str | None
+    elapsed_s: float
+    cacheable: bool = True  # a failure of the kernel (not of this machine) that a rerun would repeat
+
+
+def _environment(folder: Path, plugin: Path, icd: Path, launch: Launch, deadline: float,
+                 abandon: float) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OCLGRIND_", "OCL_ICD_", "PYOPENCL_", "CLPERF_COUNT_"))}
+    vendors = folder / "icd"
+    vendors.mkdir()
+    (vendors / "oclgrind.icd").write_text(f"{icd}\n")
+    env.update(
+        OCL_ICD_VENDORS=str(vendors), OCLGRIND_PLUGINS=str(plugin), OCLGRIND_LOG=str(folder / "oclgrind.log"),
+        OCLGRIND_MAX_ERRORS="16", OCLGRIND_NUM_THREADS=str(len(os.sched_getaffinity(0))),
+        PYOPENCL_NO_CACHE="1", TMPDIR=str(folder),
+        CLPERF_COUNT_OUT=str(folder / "count"), CLPERF_COUNT_SAMPLE=str(launch.sample_groups),
+        CLPERF_COUNT_TRACE=str(launch.trace_groups), CLPERF_COUNT_TRACE_CAP=str(launch.trace_cap),
+        CLPERF_COUNT_DEADLINE=repr(deadline), CLPERF_COUNT_ABORT=repr(abandon),
+    )
+    return env
+
+
+def _spec(folder: Path, launch: Launch) -> dict[str, Any]:
+    args: list[dict[str, Any]] = []
+    for i, a in enumerate(launch.arguments):
+        if a.buffer is not None:
+            np.save(folder / f"arg{i}.npy", a.buffer, allow_pickle=False)
+            args.append({"buffer": f"arg{i}.npy"})
+        elif a.local_bytes is not None:
+            args.append({"local": a.local_bytes})
+        else:
+            args.append({"scalar": (a.scalar or b"").hex()})
+    return {"source": launch.source, "kernel": launch.kernel, "options": launch.options,
+            "global": list(launch.global_size),
+            "local": list(launch.local_size) if launch.local_size is not None else None, "args": args}
+
+
+def run(launch: Launch, plugin: Path, icd: Path, *, budget_s: float) -> Outcome:
+    """Run ``launch`` under ``budget_s`` seconds from now (start-up, build and upload included)."""
+    start = time.time()
+    deadline = start + budget_s
+    abandon = deadline + max(1.0, 0.25 * budget_s)
+    with tempfile.TemporaryDirectory(prefix="clperf-count-") as tmp:
+        folder = Path(tmp)
+        (folder / "spec.json").write_text(json.dumps(_spec(folder, launch)))
+        env = _environment(folder, plugin, icd, launch, deadline, abandon)
+        timeout = abandon + EXIT_MARGIN_S - time.time()
+        try:
+            proc = children.run([sys.executable, "-P", str(CHILD), str(folder)], timeout_s=timeout, env=env,
+                                memory_bytes=children.worker_memory_bytes(), cwd=str(folder))
+        except subprocess.TimeoutExpired:
+            return Outcome(None, None, f"still running after {timeout:.0f} s; stopped", time.time() - start)
+        return _collect(folder, proc, time.time() - start)
+
+
+def _collect(folder: Path, proc: subprocess.CompletedProcess[bytes], elapsed: float) -> Outcome:
+    result_file, report_file = folder / "result.json", folder / "count.json"
+    stderr = proc.stderr.decode("utf-8", "replace").strip()
+    if not result_file.is_file():
+        rc = proc.returncode
+        why = f"killed by signal {-rc}" if rc < 0 else f"exit status {rc}"
+        tail = stderr.splitlines()[-1:] if stderr else []
+        return Outcome(None, None, f"the counting run crashed ({why}){': ' + tail[0] if tail else ''}",
+                       elapsed)
+    result = json.loads(result_file.read_text())
+    if result.get("status") != "ok":
+        first = next((ln for ln in str(result.get("error", "")).splitlines() if "error" in ln.lower()), "")
+        label = "does not build" if result.get("status") == "build-error" else "failed"
+        why = first or str(result.get("error", ""))
+        return Outcome(None, None, f"the kernel {label} on Oclgrind: {why}"[:500], elapsed)
+    if not report_file.is_file():
+        said = " | ".join(stderr.splitlines()[-3:])
+        return Outcome(None, None, f"Oclgrind ran without the counting plugin ({said or 'no message'})",
+                       elapsed, cacheable=False)
+    report = json.loads(report_file.read_text())
+    report["messages"] = [_short(m) for m in report.get("messages", [])]
+    trace_file = folder / "count.trace"
+    trace = np.fromfile(trace_file, dtype=TRACE_DTYPE) if trace_file.is_file() else None
+    return Outcome(report, trace, None, elapsed)
+
+
+def _short(message: str) -> str:
+    """An Oclgrind report in a few lines: what happened, and where (``At line N (column C)``)."""
+    lines = [ln.strip() for ln in str(message).splitlines() if ln.strip()]
+    keep = lines[:1] + [ln for ln in lines[1:] if ln.startswith(("At line", "Entity:"))]
+    return "; ".join(keep[:MAX_ERROR_LINES])

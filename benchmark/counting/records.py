@@ -1,0 +1,87 @@
+"""What a counting run returns: ``Counts``, and its JSON shape for the cache (the trace travels apart)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from clperf.core.cache import finite
+
+Site = tuple[str, int, int]  # (block name in clperf's IR, line, column) of a memory instruction
+
+
+@dataclass(frozen=True)
+class Counts:
+    """A counting run of one launch: per-work-item block counts over the sampled work-groups.
+
+    ``blocks`` maps a block of clperf's IR of the kernel (clang-19 ``-O1 -fno-unroll-loops`` names, as
+    ``KernelReport``'s loops name their headers and latches) to its mean executions per work-item over
+    the work-items of the groups that ran; blocks that never ran are absent. Whole-launch totals are
+    ``blocks[b] * work_items``. ``rel_error`` is the standard error of the whole launch's instruction
+    total estimated from the sample, relative to that total: 0 when every group ran, 1.0 when one
+    group of several ran (no spread to judge from). ``trace`` (``trace.TRACE_DTYPE``) holds the accesses
+    of the traced groups (the first groups of the run order), ``sites`` each memory instruction's block
+    and source position (the line and column, in characters, of ``Access.line``/``Access.column``).
+    ``errors``: Oclgrind's reports (an invalid read or write, a divergent barrier), the first few.
+    """
+
+    kernel: str
+    blocks: dict[str, float]
+    work_items: int  # of the whole launch
+    groups_run: int
+    groups_total: int
+    rel_error: float
+    elapsed_s: float
+    trace: np.ndarray | None = field(compare=False)  # compare with numpy.array_equal
+    sites: dict[int, Site]
+    local_size: tuple[int, int, int] = (1, 1, 1)  # the group size that ran (Oclgrind's when unset)
+    errors: tuple[str, ...] = ()
+    error_count: int = 0
+    trace_truncated: bool = False  # the trace cap was reached: later accesses are missing
+    cached: bool = field(default=False, compare=False)
+
+    @property
+    def complete(self) -> bool:
+        """Every work-group of the launch ran."""
+        return self.groups_run == self.groups_total
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kernel": self.kernel,
+            "blocks": dict(self.blocks),
+            "work_items": self.work_items,
+            "groups_run": self.groups_run,
+            "groups_total": self.groups_total,
+            "rel_error": self.rel_error,
+            "elapsed_s": self.elapsed_s,
+            "sites": {str(k): list(v) for k, v in self.sites.items()},
+            "local_size": list(self.local_size),
+            "errors": list(self.errors),
+            "error_count": self.error_count,
+            "trace_truncated": self.trace_truncated,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], trace: np.ndarray | None) -> Counts:
+        """The Counts a cache row holds; ValueError/TypeError/KeyError for a row of another shape."""
+        lx, ly, lz = (int(x) for x in d["local_size"])
+        return cls(
+            kernel=str(d["kernel"]),
+            blocks={str(k): finite(v, "block count") for k, v in d["blocks"].items()},
+            work_items=int(d["work_items"]),
+            groups_run=int(d["groups_run"]),
+            groups_total=int(d["groups_total"]),
+            rel_error=finite(d["rel_error"], "rel_error"),
+            elapsed_s=finite(d["elapsed_s"], "elapsed_s"),
+            trace=trace,
+            sites={int(k): (str(b), int(line), int(col)) for k, (b, line, col) in d["sites"].items()},
+            local_size=(lx, ly, lz),
+            errors=tuple(str(e) for e in d["errors"]),
+            error_count=int(d["error_count"]),
+            trace_truncated=bool(d["trace_truncated"]),
+        )
+
+    def as_cached(self) -> Counts:
+        return replace(self, cached=True)

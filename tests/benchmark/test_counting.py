@@ -1,0 +1,239 @@
+"""The counting run on the real Oclgrind: exact block counts, names as clperf's analysis sees them,
+budgets that stop runaway kernels, Oclgrind's error reports, the cache and the access trace.
+
+Each kernel is small enough to run whole in well under a second; the expected counts are written
+beside it or computed with NumPy from the same data.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from clperf.benchmark import counting
+from clperf.benchmark.counting import blocks, launch, oclgrind
+from clperf.benchmark.counting.store import CountStore
+from clperf.benchmark.counting.trace import TRACE_DTYPE, sectors
+from clperf.benchmark.runner import kernel_params
+from clperf.core.cache import JsonCache
+from clperf.core.records import Scenario
+from clperf.core.scenario import parse_flags, resolve
+from clperf.predictor.analysis.pipeline import analyze_text
+
+SPMV = Path(__file__).parent / "data" / "realdata" / "spmv.cl"
+
+STEPS = """
+__kernel void steps(__global const int* n, __global float* out) {
+    int i = get_global_id(0);
+    float s = 0.0f;
+    for (int k = 0; k < n[i]; ++k)
+        s += k * 0.5f;
+    out[i] = s;
+}
+"""
+
+REDUCE = """
+__kernel void reduce(__global const float* in, __global float* out, __local float* tmp) {
+    int lid = get_local_id(0);
+    tmp[lid] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = get_local_size(0) / 2; s > 0; s >>= 1) {
+        if (lid < s)
+            tmp[lid] += tmp[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0)
+        out[get_group_id(0)] = tmp[0];
+}
+"""
+
+FOREVER = """
+__kernel void spin(__global float* out) {
+    int i = get_global_id(0);
+    while (out[0] >= 0.0f)
+        out[i] += 1.0f;
+}
+"""
+
+OVERRUN = """
+__kernel void overrun(__global float* out, int n) {
+    int i = get_global_id(0);
+    out[i + n] = 1.0f;
+}
+"""
+
+ACCESS = """
+__kernel void access(__global const float* a, __global const float* b, __global float* c) {
+    int i = get_global_id(0);
+    float x = a[i];
+    float y = b[i * 8];
+    c[i] = x + y;
+}
+"""
+
+
+@pytest.fixture(scope="session")
+def plugin() -> Path:
+    """The counting plugin, built once per session (a few seconds); skips where Oclgrind is missing."""
+    try:
+        tc = oclgrind.toolchain()
+    except oclgrind.Unavailable as e:
+        pytest.skip(str(e))
+    return oclgrind.plugin(tc)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> CountStore:
+    """A cache of this test's own, so no test reads another's runs."""
+    return CountStore(JsonCache(tmp_path / "rows"), tmp_path / "traces")
+
+
+def scenario_of(source: str, kernel: str, flags: str, root: Path | None = None) -> Scenario:
+    params, dims = kernel_params(source, kernel)
+    return resolve(parse_flags(flags), params, dims, data_root=root)
+
+
+def trips(source: str, kernel: str, counts: counting.Counts, path: Path | None = None) -> dict[int, float]:
+    """clperf's analysis of the kernel, its loops' trip counts read from the counting run's blocks."""
+    report = analyze_text(source, path).kernel(kernel)
+    assert report is not None
+    return report.trips_from(counts.blocks)
+
+
+def test_a_loop_bounded_by_buffer_values_counts_every_trip(plugin, store):
+    n = np.random.default_rng(3).integers(0, 40, 2048).astype(np.int32)
+    sc = Scenario((2048,), (64,), {"n": 2048, "out": 2048})
+    c = counting.count(STEPS, "steps", sc, data={"n": n}, store=store)
+    assert c is not None
+    assert (c.groups_run, c.groups_total, c.work_items, c.rel_error) == (32, 32, 2048, 0.0)
+    assert c.blocks["entry"] == 1.0
+    assert c.blocks["for.body"] * c.work_items == n.sum()  # one execution per iteration
+    # the names are clperf's IR's: the analysis finds its loop's latch among them
+    assert trips(STEPS, "steps", c) == {0: pytest.approx(n.mean())}
+    assert not c.errors and c.local_size == (64, 1, 1)
+
+
+def test_csr_spmv_counts_the_nonzeros_of_its_generated_matrix(plugin, store):
+    source = SPMV.read_text()
+    flags = ("--global rows --local 64 --arg rows=4096 --fill m=csr:rows:rows:16:1 --fill rowptr=m.rowptr "
+             "--fill colidx=m.colidx --fill vals=m.values --arg cols=m.cols --arg nnz=m.nnz --arg x=cols "
+             "--arg y=rows")
+    sc = scenario_of(source, "spmv_csr", flags, SPMV.parent)
+    c = counting.count(source, "spmv_csr", sc, path=SPMV, store=store)
+    assert c is not None and c.complete
+    (loop,) = trips(source, "spmv_csr", c, SPMV).values()
+    assert loop * 4096 == pytest.approx(sc.args["nnz"], abs=1e-6)  # rowptr's real row lengths, summed
+    assert 4096 * 8 < sc.args["nnz"] < 4096 * 24  # rows of 16 +- spread, not a constant
+
+
+def test_a_barrier_and_local_memory(plugin, store):
+    sc = Scenario((1024,), (64,), {"in": 1024, "out": 16, "tmp": 64})
+    c = counting.count(REDUCE, "reduce", sc, store=store)
+    assert c is not None and c.complete and not c.errors
+    (loop,) = trips(REDUCE, "reduce", c).values()
+    assert loop == 6  # s = 32, 16, ..., 1 in every work-item
+    assert c.blocks["if.then"] == pytest.approx(63 / 64)  # 32 + 16 + ... + 1 work-items per group
+    t = c.trace
+    assert t is not None and t.dtype == TRACE_DTYPE
+    local = t[t["space"] == 3]
+    assert len(local) and (local["arg"] == 2).all()  # the __local argument, by index
+    stores = t[(t["space"] == 1) & (t["kind"] == 1)]
+    assert (stores["item"] == 0).all() and (stores["arg"] == 1).all()  # one result per group, into out
+
+
+def test_a_kernel_that_never_ends_is_stopped_at_its_budget(plugin, store, caplog):
+    sc = Scenario((256,), (64,), {"out": 256})
+    start = time.monotonic()
+    with caplog.at_level(logging.INFO, logger="clperf.benchmark.counting"):
+        c = counting.count(FOREVER, "spin", sc, data={"out": np.zeros(256, np.float32)}, budget_s=1.5,
+                           store=store)
+    assert c is None
+    assert time.monotonic() - start < 1.5 + 1.0 + 5  # the budget, the grace for a running group, start-up
+    assert "no work-group finished within the budget" in caplog.text
+    # the reason is cached: asking again costs nothing
+    start = time.monotonic()
+    assert counting.count(FOREVER, "spin", sc, data={"out": np.zeros(256, np.float32)}, budget_s=1.5,
+                          store=store) is None
+    assert time.monotonic() - start < 1.0
+
+
+def test_an_out_of_bounds_write_is_reported_and_the_run_goes_on(plugin, store):
+    sc = Scenario((256,), (64,), {"out": 256, "n": 200})
+    c = counting.count(OVERRUN, "overrun", sc, store=store)
+    assert c is not None and c.complete
+    assert c.error_count == 200  # work-items 56..255 write past the 256 floats
+    assert c.errors[0].startswith("Invalid write of size 4 at global memory") and "At line 4" in c.errors[0]
+    again = counting.count(OVERRUN, "overrun", Scenario((256,), (64,), {"out": 256, "n": 0}), store=store)
+    assert again is not None and again.error_count == 0
+
+
+def test_the_cache_answers_without_running_oclgrind(plugin, store, monkeypatch):
+    sc = Scenario((512,), (64,), {"in": 512, "out": 8, "tmp": 64})
+    first = counting.count(REDUCE, "reduce", sc, store=store)
+    assert first is not None and not first.cached
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("Oclgrind ran again")
+
+    monkeypatch.setattr(launch, "run", no_run)
+    second = counting.count(REDUCE, "reduce", sc, store=store)
+    assert second is not None and second.cached
+    assert second == first and np.array_equal(second.trace, first.trace)
+    # other data is another run
+    with pytest.raises(AssertionError, match="ran again"):
+        counting.count(REDUCE, "reduce", sc, data={"in": np.ones(512, np.float32)}, store=store)
+
+
+def test_sectors_of_a_coalesced_and_a_strided_access(plugin, store):
+    sc = Scenario((1024,), (128,), {"a": 1024, "b": 8192, "c": 1024})
+    c = counting.count(ACCESS, "access", sc, trace_groups=2, store=store)
+    assert c is not None and c.trace is not None
+    assert set(np.unique(c.trace["group"])) == {0, 7}  # the first groups of the run order: first and last
+    by_line = {line: site for site, (_, line, _) in c.sites.items()}
+    per_site = sectors(c.trace)
+    assert per_site[by_line[4]] == 4  # a[i]: 32 floats, 128 bytes, 4 sectors per warp
+    assert per_site[by_line[5]] == 32  # b[8 i]: one sector per lane
+    assert per_site[by_line[6]] == 4  # the store c[i]
+
+
+def test_a_sample_of_groups_of_a_uniform_kernel_is_exact(plugin, store):
+    n = np.full(8192, 5, np.int32)
+    sc = Scenario((8192,), (64,), {"n": 8192, "out": 8192})
+    c = counting.count(STEPS, "steps", sc, data={"n": n}, sample_groups=16, trace_groups=0, store=store)
+    assert c is not None
+    assert (c.groups_run, c.groups_total, c.trace) == (16, 128, None)
+    assert c.blocks["for.body"] == 5 and c.rel_error == 0.0
+
+
+def test_no_counts_for_a_kernel_that_does_not_build(plugin, store, caplog):
+    sc = Scenario((64,), (64,), {"out": 64})
+    with caplog.at_level(logging.INFO, logger="clperf.benchmark.counting"):
+        assert counting.count("__kernel void k(__global float* out) { out[0] = nope; }", "k", sc,
+                              store=store) is None
+    assert "no counting run of k" in caplog.text
+
+
+def test_blocks_are_matched_by_name_then_by_position():
+    ir = """define spir_kernel void @k(ptr addrspace(1) %a) !dbg !5 {
+entry:
+  br label %for.body, !dbg !10
+for.body:                                         ; preds = %for.body, %entry
+  br i1 %c, label %for.body, label %12, !dbg !11
+12:
+  ret void, !dbg !12
+}
+!10 = !DILocation(line: 3, column: 5, scope: !5)
+!11 = !DILocation(line: 3, column: 22, scope: !5)
+!12 = !DILocation(line: 6, column: 1, scope: !5)
+"""
+    theirs = blocks.ir_blocks(ir, "k")
+    assert theirs == [blocks.Block("entry", (3, 5)), blocks.Block("for.body", (3, 22)),
+                      blocks.Block("", (6, 1))]
+    ours = [blocks.Block("entry", (3, 5)), blocks.Block("for.body.renamed", (3, 22)),
+            blocks.Block("for.body", (9, 9)), blocks.Block("exit", (6, 1))]
+    # a name at another position is not the same block; an unnamed clperf block cannot be named
+    assert blocks.match(ours, theirs) == {0: "entry", 1: "for.body"}
