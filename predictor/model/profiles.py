@@ -22,6 +22,7 @@ from typing import Any
 
 from clperf.core.errors import DeviceError
 from clperf.core.records import Device
+from clperf.predictor.model.memory import GpuMemory
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,9 @@ class ProfileFacts:
     # (NVIDIA since Volta: 16 results per clock per SM against 128 FMAs). A profile may say otherwise.
     fp64_cost: float = 2.0
     special_op_cost: float = 8.0
+    # A GPU's caches, __local banks and per-SM limits, read by the memory-hierarchy model (``memory.py``);
+    # None where the profile does not give them (``memory_notes`` says where each value comes from).
+    gpu_memory: GpuMemory | None = None
 
 
 def _load(path: Path) -> tuple[Device, ProfileFacts]:
@@ -73,6 +77,7 @@ def _load(path: Path) -> tuple[Device, ProfileFacts]:
         scalar_loop_regions=bool(data.get("scalar_loop_regions", False)),
         fp64_cost=float(data.get("fp64_cost") or 2.0),
         special_op_cost=float(data.get("special_op_cost") or 8.0),
+        gpu_memory=GpuMemory.from_json(data["gpu_memory"]) if data.get("gpu_memory") else None,
     )
     return device, facts
 

@@ -1,0 +1,400 @@
+"""The GPU memory hierarchy, read from a counting run's access trace: coalescing, ``__local`` bank conflicts,
+reuse through L1 and L2, and occupancy.
+
+The trace (``TRACE``) holds every global, constant and ``__local`` access of a few sampled work-groups, in
+program order per work-item. The hardware sees warps: ``warp_size`` consecutive work-items of a group (by
+linear local id) issue one request per dynamic instance of a memory instruction (a *site*), the n-th
+execution of a site in each work-item lining up with the n-th in the others, as a masked warp does. A global
+request moves the distinct 32-byte sectors its lanes touch; a ``__local`` request takes as many wavefronts
+as the most distinct 4-byte words that fall in one of the 32 banks.
+
+The caches (``memory_traffic``) are modelled on sectors, the unit L2 and DRAM move:
+* within a group, a re-touch hits when the distinct sectors seen since its last touch (its LRU stack
+  distance, from reuse time by the average-footprint conversion of Xiang et al., "All-window profiling and
+  composable models of cache sharing", PPoPP 2011) fit the group's share of the cache: L1 is shared by the
+  groups resident on one SM, L2 by all groups running at once; only loads hit L1;
+* across groups, each buffer's sectors are DRAM traffic once (compulsory; estimated for the grid from the
+  traced groups' per-group footprint and the range of the buffer they cover), and a sector another group
+  touches again hits L2 when the running groups' working set fits in L2, in proportion beyond.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+LOAD, STORE, ATOMIC = 0, 1, 2  # ``kind``
+GLOBAL, CONSTANT, LOCAL = 1, 2, 3  # ``space``
+# One access of a traced work-item, the counting run's 32-byte record: linear group and local id, memory
+# instruction, ordinal among the work-item's accesses, bytes from the buffer's start, kernel argument (-1:
+# none), bytes, kind, space, and the buffer's number within its space (which tells __local arrays apart).
+TRACE = np.dtype([("group", "<u4"), ("item", "<u4"), ("site", "<u4"), ("seq", "<u4"), ("offset", "<u8"),
+                  ("arg", "<i2"), ("size", "<u2"), ("kind", "u1"), ("space", "u1"), ("buffer", "<u2")])
+_ALIASES = {"site": ("site", "inst")}  # the counting prototype's name of the site
+
+
+@dataclass(frozen=True)
+class GpuMemory:
+    """The memory facts of a GPU: a device profile's ``gpu_memory``, whose notes give each value's source."""
+
+    warp_size: int
+    sector_bytes: int  # what a request moves per touched segment
+    line_bytes: int  # L1/L2 cache line
+    local_banks: int
+    bank_bytes: int
+    l1_local_bytes: int  # L1 and __local share this per SM
+    local_carveouts_kb: tuple[int, ...]  # the __local sizes per SM the driver can pick
+    local_reserved_per_group: int  # __local the driver keeps per resident group
+    local_alloc_unit: int
+    l2_bytes: int
+    max_items_per_sm: int
+    max_groups_per_sm: int
+    registers_per_sm: int
+    register_alloc_unit: int  # registers are given per warp in multiples of this
+    register_partitions: int  # the register file is split among this many schedulers
+    max_registers_per_item: int
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> GpuMemory:
+        known: dict[str, Any] = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        return cls(**{**known, "local_carveouts_kb": tuple(known.get("local_carveouts_kb", ()))})
+
+
+@dataclass(frozen=True)
+class SiteSectors:
+    requests: int  # warp-level requests of this site in the traced groups
+    sectors: float  # mean distinct sectors per request
+    lines: float  # mean distinct cache lines per request
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    groups_per_sm: int  # 0: the launch is refused
+    warps_per_sm: int
+    limit: str  # "items", "groups", "registers", "local", or why the launch is refused
+    max_group_items: int  # the most work-items a group may have at this register use
+
+
+@dataclass(frozen=True)
+class MemoryTraffic:
+    """What one launch moves at each level, scaled from the traced groups to the grid."""
+
+    issued_bytes: float  # bytes the work-items' global and constant accesses ask for
+    l1_bytes: float  # sectors the warps' requests touch (after coalescing), in bytes
+    l2_bytes: float  # what misses L1 (and every store and atomic)
+    dram_bytes: float  # what misses L2, read or written back
+    local_bytes: float  # bytes of __local accesses
+    footprint_bytes: float  # distinct sectors of the launch (DRAM's compulsory traffic)
+    sectors_per_request: float  # mean over global requests (4 for coalesced 4-byte loads)
+    bank_conflict_factor: float  # __local wavefronts over the conflict-free number (1: none)
+    group_lines: float  # mean distinct cache lines one work-group touches
+    shared_lines: float  # share of a traced group's lines that another traced group also touches
+    notes: tuple[str, ...] = ()
+
+
+def _col(trace: np.ndarray, name: str) -> np.ndarray:
+    for alias in (a for a in _ALIASES.get(name, (name,)) if a in (trace.dtype.names or ())):
+        return np.asarray(trace[alias])
+    raise ValueError(f"access trace has no {name!r} field (fields: {trace.dtype.names})")
+
+
+def _rank(x: np.ndarray) -> np.ndarray:
+    """The dense rank of each element (0 for the smallest value), in the elements' order."""
+    if not len(x):
+        return np.zeros(0, np.int64)
+    change = np.flatnonzero(x[1:] != x[:-1]) + 1
+    if len(change) < len(x) // 64:  # long runs of one value (a group's records): rank the runs
+        starts = np.r_[0, change]
+        return np.repeat(_rank(x[starts]), np.diff(np.r_[starts, len(x)]))
+    if x.min() >= 0 and x.max() < 1 << 22:  # small values: a table, no sort
+        return (np.cumsum(np.bincount(x) > 0) - 1)[x]
+    o = np.argsort(x)
+    rank = np.empty(len(x), np.int64)
+    rank[o] = np.cumsum(_starts(x[o])) - 1
+    return rank
+
+
+def _key(*cols: np.ndarray) -> np.ndarray:
+    """One int64 per row that orders the rows as the tuples of ``cols`` do (non-negative integer columns)."""
+    key = np.zeros(len(cols[0]), np.int64)
+    width = 0
+    for c in cols:
+        bits = int(c.max()).bit_length() if len(c) else 0
+        if width + bits > 62:  # too wide to shift in: replace what is packed so far by its dense rank
+            key = _rank(key)
+            width = int(key.max()).bit_length() if len(key) else 0
+            if width + bits > 62:
+                c = _rank(c)
+                bits = int(c.max()).bit_length() if len(c) else 0
+        key <<= bits
+        key |= c
+        width += bits
+    return key
+
+
+def _starts(sorted_key: np.ndarray) -> np.ndarray:
+    """Whether each element of a sorted array begins a run of equal values."""
+    return np.r_[True, sorted_key[1:] != sorted_key[:-1]] if len(sorted_key) else np.zeros(0, bool)
+
+
+def _instances(t: Mapping[str, np.ndarray], warp_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per record (in the returned order): its warp request id, dense and ordered by (group, warp, site,
+    occurrence). The n-th execution of a site in a work-item (``seq`` order) is the warp's n-th request."""
+    item = t["item"]
+    by_site = _key(t["g"], item // warp_size, t["site"])
+    by_item = _key(by_site, item % warp_size)
+    order = np.argsort(_key(by_item, t["seq"]))
+    first = _starts(by_item[order])  # a work-item's executions of a site begin
+    idx = np.arange(len(order))
+    occ = idx - np.maximum.accumulate(np.where(first, idx, 0))
+    block = _starts(by_site[order])  # a warp's executions of a site begin
+    per_block = np.maximum.reduceat(occ, np.flatnonzero(block)) + 1  # every occurrence 0..max is there
+    req = (np.cumsum(per_block) - per_block)[np.cumsum(block) - 1] + occ
+    return req, order
+
+
+def _units(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, unit: int
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (request, buffer, ``unit``-byte block) triples touched, sorted, as three columns."""
+    off = t["offset"][order].astype(np.int64)
+    first = off // unit
+    span = (off + np.maximum(t["size"][order], 1) - 1) // unit - first + 1
+    buf = t["region"][order]
+    if span.max() > 1:  # an access over several blocks: one row per block
+        rec = np.repeat(np.arange(len(order)), span)
+        first = first[rec] + np.arange(len(rec)) - np.repeat(np.cumsum(span) - span, span)
+        req, buf = req[rec], buf[rec]
+    fb, bb = int(first.max()).bit_length(), int(buf.max()).bit_length()
+    if int(req.max()).bit_length() + bb + fb <= 62:  # pack, sort and unpack: no gathers
+        key = np.sort((req << (bb + fb)) | (buf << fb) | first)
+        key = key[_starts(key)]
+        return key >> (bb + fb), (key >> fb) & ((1 << bb) - 1), key & ((1 << fb) - 1)
+    key = _key(req, buf, first)
+    o = np.argsort(key)
+    keep = o[_starts(key[o])]
+    return req[keep], buf[keep], first[keep]
+
+
+def _select(trace: np.ndarray, local: bool) -> dict[str, np.ndarray]:
+    """The global and constant (or the __local) accesses, by column; ``region``: one id per buffer."""
+    space = _col(trace, "space")
+    m = space == LOCAL if local else (space == GLOBAL) | (space == CONSTANT)
+    picked = trace if m.all() else trace[m]
+    t = {n: np.ascontiguousarray(_col(picked, n))
+         for n in ("group", "item", "site", "seq", "offset", "size", "kind", "space", "buffer")}
+    t["region"] = _rank(_key(t["space"], t["buffer"]))
+    t["g"] = _rank(t["group"])
+    return t
+
+
+def warp_sectors(trace: np.ndarray, warp_size: int = 32, sector: int = 32, line: int = 128
+                 ) -> dict[int, SiteSectors]:
+    """Per global/constant site: its warp requests and the mean distinct sectors and lines per request."""
+    t = _select(trace, local=False)
+    if not len(t["group"]):
+        return {}
+    req, order = _instances(t, warp_size)
+    sec_req = _units(t, req, order, sector)[0]
+    line_req = _units(t, req, order, line)[0]
+    site_of = np.zeros(int(req.max()) + 1, np.int64)
+    site_of[req] = t["site"][order]
+    sites, of = np.unique(site_of, return_inverse=True)
+    n, secs, lines = (np.bincount(x) for x in (of, of[sec_req], of[line_req]))  # each request: >= 1 of each
+    return {int(s): SiteSectors(int(n[i]), float(secs[i] / n[i]), float(lines[i] / n[i]))
+            for i, s in enumerate(sites)}
+
+
+def _wavefronts(t: Mapping[str, np.ndarray], warp_size: int, banks: int, bank_bytes: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per __local request: its site, the wavefronts it takes, and the fewest it could take."""
+    if not len(t["group"]):
+        return (np.zeros(0, np.int64),) * 3
+    req, order = _instances(t, warp_size)
+    wreq, _, word = _units(t, req, order, bank_bytes)
+    # distinct words per (request, bank); the request takes the most of any one bank
+    per_bank = _key(wreq, word % banks)
+    o = np.argsort(per_bank)
+    starts = np.flatnonzero(_starts(per_bank[o]))
+    counts = np.diff(np.r_[starts, len(o)])
+    nreq = int(req.max()) + 1
+    waves = np.zeros(nreq, np.int64)
+    np.maximum.at(waves, wreq[o][starts], counts)
+    ideal = -(-np.bincount(wreq, minlength=nreq) // banks)
+    site = np.zeros(nreq, np.int64)
+    site[req] = t["site"][order]
+    return site, waves, ideal
+
+
+def bank_conflicts(trace: np.ndarray, warp_size: int = 32, banks: int = 32, bank_bytes: int = 4
+                   ) -> dict[int, float]:
+    """Per __local site: the mean wavefronts a warp request is served in (1: conflict-free). Lanes reading
+    one word are served together; ``banks`` banks of ``bank_bytes`` bytes, each buffer starting at bank 0."""
+    site, waves, _ = _wavefronts(_select(trace, local=True), warp_size, banks, bank_bytes)
+    return {int(s): float(waves[site == s].mean()) for s in np.unique(site)}
+
+
+def occupancy(group_items: int, local_bytes: int, mem: GpuMemory, registers_per_item: int = 32,
+              max_group_items: int = 1024, max_local_per_group: int = 0) -> Occupancy:
+    """Resident work-groups per SM by the CUDA occupancy calculator's rules: warps, groups, registers given
+    per warp in ``register_alloc_unit`` steps within each scheduler's share, __local in ``local_alloc_unit``
+    steps plus the driver's reserve. A group that cannot fit is refused (``groups_per_sm`` 0), as the driver
+    refuses it; ``max_local_per_group`` is the device's __local limit per group (0: none)."""
+    regs = max(1, min(registers_per_item, mem.max_registers_per_item))
+    regs_per_warp = -(-regs * mem.warp_size // mem.register_alloc_unit) * mem.register_alloc_unit
+    parts = max(1, mem.register_partitions)
+    reg_warps = mem.registers_per_sm // parts // regs_per_warp * parts
+    fits = min(max_group_items, reg_warps * mem.warp_size, mem.max_items_per_sm)
+    warps = -(-group_items // mem.warp_size)
+    if group_items > fits:
+        why = "registers" if reg_warps * mem.warp_size < max_group_items else "the device's limit"
+        return Occupancy(0, 0, f"refused: {group_items} work-items > {fits} ({why})", fits)
+    if max_local_per_group and local_bytes > max_local_per_group:
+        return Occupancy(0, 0, f"refused: {local_bytes} B of __local > {max_local_per_group} B", fits)
+    unit = mem.local_alloc_unit
+    per_group = -(-(local_bytes + mem.local_reserved_per_group) // unit) * unit
+    limits = {"items": mem.max_items_per_sm // (warps * mem.warp_size), "groups": mem.max_groups_per_sm,
+              "registers": reg_warps // warps, "local": max(mem.local_carveouts_kb) * 1024 // per_group}
+    limit = min(limits, key=lambda k: limits[k])
+    return Occupancy(limits[limit], limits[limit] * warps, limit, fits)
+
+
+def l1_capacity(mem: GpuMemory, local_per_sm: int) -> int:
+    """Bytes of L1 left for global data on an SM whose resident groups use ``local_per_sm`` of __local: the
+    driver picks the smallest carve-out that holds it."""
+    fit = [kb * 1024 for kb in sorted(mem.local_carveouts_kb) if kb * 1024 >= local_per_sm]
+    return max(0, mem.l1_local_bytes - (fit[0] if fit else max(mem.local_carveouts_kb) * 1024))
+
+
+def _footprint_distance(pos: np.ndarray, elem: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """For one group's stream (positions 0..n-1 of element ids): for every access, whether it is a re-touch
+    and its estimated LRU stack distance fp(reuse time - 1), fp being the all-window average footprint."""
+    o = np.argsort(_key(elem, pos))
+    e, p = elem[o], pos[o]
+    first = _starts(e)
+    retouch, dist = np.zeros(n, bool), np.zeros(n)
+    if first.all():  # nothing touched twice
+        return retouch, dist
+    last = np.r_[first[1:], True]
+    reuse = (p - np.r_[0, p[:-1]])[~first]
+    # fp(w) = m - S(w) / (n - w + 1), S(w) the sum over x > w of (x - w) for x the first-access times, the
+    # reverse last-access times and the reuse times; exact at multiples of ``step``, interpolated between
+    xs = np.concatenate([p[first] + 1, n - p[last], reuse])
+    step = max(1, n >> 12)
+    b = xs // step
+    cnt = np.cumsum(np.bincount(b, minlength=n // step + 2)[::-1])[::-1]
+    tot = np.cumsum(np.bincount(b, weights=xs, minlength=n // step + 2)[::-1])[::-1]
+    w = np.arange(len(cnt)) * step
+    fp = int(first.sum()) - (tot - w * cnt) / np.maximum(n - w + 1, 1)
+    again = o[~first]
+    retouch[again], dist[again] = True, np.interp(reuse - 1, w, fp)
+    return retouch, dist
+
+
+@dataclass(frozen=True)
+class _Stream:
+    """The traced groups' sector accesses, one per (request, sector), in each group's modelled order."""
+
+    group: np.ndarray  # dense traced-group index
+    cls: np.ndarray  # dense (buffer, written) class: a sector loaded and stored is fetched and written back
+    cls_region: np.ndarray  # the buffer of each class
+    sector: np.ndarray
+    write: np.ndarray
+    retouch: np.ndarray  # touched before by the same group
+    dist: np.ndarray  # LRU stack distance of a re-touch, in sectors
+    requests: int
+
+
+def _stream(t: Mapping[str, np.ndarray], warp_size: int, sector: int) -> _Stream:
+    req, order = _instances(t, warp_size)
+    ereq, region, sec = _units(t, req, order, sector)
+    nreq = int(req.max()) + 1
+    rgroup, rwarp, rsite, rkind = (np.zeros(nreq, np.int64) for _ in range(4))
+    rgroup[req], rwarp[req] = t["g"][order], t["item"][order] // warp_size
+    rsite[req], rkind[req] = t["site"][order], t["kind"][order]
+    rseq = np.full(nreq, np.iinfo(np.int64).max)
+    np.minimum.at(rseq, req, t["seq"][order].astype(np.int64))
+    # a group's warps advance together: its requests run in (program position, warp) order; the elements
+    # come grouped by request, and each request's run moves to its place in time
+    runs = np.bincount(ereq, minlength=nreq)
+    at = np.argsort(_key(rgroup, rseq, rwarp, rsite))
+    size = runs[at]
+    o = np.repeat((np.cumsum(runs) - runs)[at] - (np.cumsum(size) - size), size) + np.arange(len(ereq))
+    ereq, region, sec = ereq[o], region[o], sec[o]
+    group, write = rgroup[ereq], rkind[ereq] != LOAD
+    cls = _rank(_key(region, write))
+    cls_region = np.zeros(int(cls.max()) + 1, np.int64)
+    cls_region[cls] = region
+    elem = _key(cls, sec)
+    retouch, dist = np.zeros(len(o), bool), np.zeros(len(o))
+    bounds = np.r_[np.flatnonzero(_starts(group)), len(o)]
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        retouch[a:b], dist[a:b] = _footprint_distance(np.arange(b - a), elem[a:b], b - a)
+    return _Stream(group, cls, cls_region, sec, write, retouch, dist, nreq)
+
+
+def _launch_footprint(s: _Stream, traced: int, groups_total: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per class: distinct sectors per group (mean over the traced groups) and distinct sectors of the whole
+    grid, estimated as the traced groups' union, grown to what all groups would touch without sharing but no
+    more than the range of the buffer the traced groups cover (they are spread over the grid)."""
+    ncls = int(s.cls.max()) + 1
+    per_group = np.bincount(s.cls[~s.retouch], minlength=ncls) / traced
+    key = np.sort(_key(s.cls, s.sector))  # class leads the key: sorted keys and sorted classes line up
+    union = np.bincount(np.sort(s.cls)[_starts(key)], minlength=ncls).astype(np.float64)
+    if traced >= groups_total:
+        return per_group, union
+    lo, hi = np.full(ncls, np.iinfo(np.int64).max), np.zeros(ncls, np.int64)
+    np.minimum.at(lo, s.cls, s.sector)
+    np.maximum.at(hi, s.cls, s.sector)
+    span = (hi - lo + 1).astype(np.float64)
+    return per_group, np.maximum(union, np.minimum(per_group * groups_total, span))
+
+
+def _lines(s: _Stream, sectors_per_line: int, groups: int) -> tuple[float, float]:
+    """Mean distinct lines per traced group, and the share of those a second traced group also touches."""
+    bits = int(s.group.max()).bit_length()  # groups are dense: packing keeps them as they are
+    pairs = np.sort(_key(_key(s.cls_region[s.cls], s.sector // sectors_per_line), s.group))
+    lines = pairs[_starts(pairs)] >> bits  # the line of each distinct (line, group) pair, in order
+    runs = np.diff(np.r_[np.flatnonzero(_starts(lines)), len(lines)])  # traced groups per line
+    return len(lines) / groups, float(runs[runs > 1].sum() / len(lines))
+
+
+def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, groups_per_sm: int, sms: int,
+                   local_bytes_per_group: int = 0, traced_groups: int | None = None) -> MemoryTraffic:
+    """The launch's traffic at each level of the memory hierarchy, from the traced groups' accesses.
+
+    ``groups_total``: work-groups in the launch; ``groups_per_sm`` (``occupancy``) and ``sms`` decide how many
+    run at once and share L1 and L2; ``local_bytes_per_group`` sets the __local carve-out, hence L1;
+    ``traced_groups``: the groups the trace holds (default: those with an access in it)."""
+    t = _select(trace, local=False)
+    local = _select(trace, local=True)
+    traced = traced_groups or len(np.unique(np.r_[t["group"], local["group"]]))
+    scale = groups_total / max(1, traced)
+    _, waves, ideal = _wavefronts(local, mem.warp_size, mem.local_banks, mem.bank_bytes)
+    banks = float(waves.sum() / ideal.sum()) if len(waves) else 1.0
+    local_bytes = float(local["size"].sum()) * scale
+    if not len(t["group"]):
+        return MemoryTraffic(0, 0, 0, 0, local_bytes, 0, 0, banks, 0, 0, ("no global accesses traced",))
+    sec = mem.sector_bytes
+    s = _stream(t, mem.warp_size, sec)
+    per_group, unique = _launch_footprint(s, traced, groups_total)
+    concurrent = max(1, min(groups_total, groups_per_sm * sms))
+    wave = float(np.minimum(unique, per_group * concurrent).sum())  # sectors the running groups hold
+    l1 = l1_capacity(mem, groups_per_sm * (local_bytes_per_group + mem.local_reserved_per_group)) / sec
+    l2 = mem.l2_bytes / sec
+    l1_hit = s.retouch & ~s.write & (s.dist * max(1, groups_per_sm) < l1)
+    intra_miss = s.retouch & ~l1_hit & (s.dist * wave / max(per_group.sum(), 1e-9) >= l2)
+    inter = max(0.0, float(per_group.sum()) * groups_total - float(unique.sum()))
+    inter_hit = min(1.0, l2 / wave) if wave else 1.0
+    dram = float(unique.sum()) + inter * (1 - inter_hit) + float(intra_miss.sum()) * scale
+    group_lines, shared = _lines(s, max(1, mem.line_bytes // sec), traced)
+    notes = [f"traced {traced} of {groups_total} work-groups; {concurrent} run at once ({groups_per_sm}/SM)",
+             f"running groups' working set {wave * sec / 2**20:.1f} MiB against L2 "
+             f"{mem.l2_bytes / 2**20:.0f} MiB: {inter_hit:.0%} of re-touches by other groups hit L2",
+             "L1 hits counted within a work-group only"]
+    return MemoryTraffic(float(t["size"].sum()) * scale, len(s.sector) * scale * sec,
+                         (len(s.sector) - float(l1_hit.sum())) * scale * sec, dram * sec, local_bytes,
+                         float(unique.sum()) * sec, len(s.sector) / s.requests, banks, group_lines, shared,
+                         tuple(notes))

@@ -1,0 +1,255 @@
+"""The GPU memory-hierarchy model on hand-made access traces, each expected answer written beside its trace.
+
+Traces are built the way the counting run records them: one row per access of a traced work-item, with its
+group, local linear id, site, program position and byte offset. The device is the shipped H200 profile.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from clperf.predictor.model import memory, profiles
+from clperf.predictor.model.memory import ATOMIC, GLOBAL, LOAD, LOCAL, STORE, TRACE
+
+H200 = next(d for d in profiles.shipped() if d.name == "NVIDIA H200")
+MEM = profiles.facts(H200).gpu_memory
+assert MEM is not None
+
+
+def trace(group=0, item=0, site=0, seq=0, offset=0, size=4, kind=LOAD, space=GLOBAL, buffer=0) -> np.ndarray:
+    """Records of the counting run's layout; a global buffer's number is its argument's index here."""
+    names = ("group", "item", "site", "seq", "offset", "size", "kind", "space", "buffer")
+    cols = np.broadcast_arrays(*(np.asarray(x) for x in (group, item, site, seq, offset, size, kind, space,
+                                                        buffer)))
+    t = np.zeros(cols[0].size, TRACE)
+    for name, c in zip(names, cols, strict=True):
+        t[name] = c.ravel()
+    t["arg"] = np.where(t["space"] == LOCAL, -1, t["buffer"])
+    return t
+
+
+LANES = np.arange(64)  # two warps of one group
+
+
+# --- coalescing: a warp request moves the distinct 32-byte sectors (128-byte lines) its lanes touch
+
+@pytest.mark.parametrize(("offsets", "size", "sectors", "lines"), [
+    (4 * LANES, 4, 4, 1),  # float a[i]: 32 lanes x 4 B = 128 B = 4 sectors, one line
+    (8 * LANES, 4, 8, 2),  # a[2i]: 256 B span, every sector touched
+    (128 * LANES, 4, 32, 32),  # a[32i]: one sector and one line per lane
+    (0 * LANES, 4, 1, 1),  # a[0] for all: broadcast
+    (16 * LANES, 16, 16, 4),  # float4 a[i]: 512 B
+    (4 * LANES + 16, 4, 5, 2),  # a[i + 4]: 128 B starting mid-sector straddle 5 sectors and 2 lines
+])
+def test_sectors_and_lines_per_request(offsets, size, sectors, lines):
+    got = memory.warp_sectors(trace(item=LANES, offset=offsets, size=size))
+    assert got == {0: memory.SiteSectors(requests=2, sectors=sectors, lines=lines)}
+
+
+def test_requests_pair_the_nth_execution_of_a_site_across_diverged_lanes():
+    # every lane loads a[lane] then a[32 + lane] at site 0; lane 0 also runs site 1 in between, so its second
+    # load has program position 2 where the others have 1: still one request of 4 sectors per execution
+    lanes = np.arange(32)
+    first = trace(item=lanes, seq=0, offset=4 * lanes)
+    second = trace(item=lanes, seq=np.where(lanes == 0, 2, 1), offset=128 + 4 * lanes)
+    extra = trace(item=0, site=1, seq=1, offset=4096)
+    got = memory.warp_sectors(np.concatenate([second, extra, first]))  # record order does not matter
+    assert got[0] == memory.SiteSectors(requests=2, sectors=4, lines=1)
+    assert got[1] == memory.SiteSectors(requests=1, sectors=1, lines=1)
+
+
+def test_the_counting_prototypes_field_names_are_read_too():
+    t = trace(item=LANES, offset=8 * LANES, buffer=3)
+    prototype = np.zeros(len(t), [("group", "<u4"), ("item", "<u4"), ("inst", "<u4"), ("seq", "<u4"),
+                                  ("offset", "<u8"), ("buffer", "<u4"), ("size", "<u2"), ("kind", "u1"),
+                                  ("space", "u1")])
+    for name in prototype.dtype.names:
+        prototype[name] = t["site" if name == "inst" else name]
+    assert memory.warp_sectors(prototype) == memory.warp_sectors(t)
+    assert memory.memory_traffic(prototype, 4, MEM, groups_per_sm=8, sms=132) == \
+        memory.memory_traffic(t, 4, MEM, groups_per_sm=8, sms=132)
+
+
+# --- __local bank conflicts: wavefronts per warp request, 32 banks of 4 bytes
+
+@pytest.mark.parametrize(("offsets", "size", "wavefronts"), [
+    (4 * LANES, 4, 1),  # s[i]: 32 banks, one word each
+    (8 * LANES, 4, 2),  # s[2i]: two words in each even bank
+    (128 * LANES, 4, 32),  # s[32i]: every lane in bank 0
+    (132 * LANES, 4, 1),  # s[33i]: the padded column walk, conflict-free
+    (0 * LANES, 4, 1),  # s[0]: broadcast
+    (16 * LANES, 16, 4),  # float4 s[i]: 512 B need 4 wavefronts at best, and take 4
+])
+def test_local_bank_wavefronts(offsets, size, wavefronts):
+    t = trace(item=LANES, offset=offsets, size=size, space=LOCAL)
+    assert memory.bank_conflicts(t) == {0: wavefronts}
+
+
+def test_launch_bank_conflict_factor_compares_with_the_fewest_wavefronts():
+    row = trace(item=LANES, offset=16 * LANES, size=16, space=LOCAL)  # 4 wavefronts, 4 at best
+    column = trace(item=LANES, site=1, seq=1, offset=128 * LANES, space=LOCAL)  # 32 for 1
+    out = memory.memory_traffic(np.concatenate([row, column]), 1, MEM, groups_per_sm=1, sms=132)
+    assert out.bank_conflict_factor == pytest.approx((2 * 4 + 2 * 32) / (2 * 4 + 2 * 1))
+    assert out.local_bytes == 64 * 16 + 64 * 4
+    assert out.dram_bytes == 0
+
+
+# --- occupancy on the H200
+
+@pytest.mark.parametrize(("items", "local", "regs", "groups", "limit"), [
+    (256, 0, 32, 8, "items"),  # 2048 work-items per SM / 256
+    (32, 0, 32, 32, "groups"),  # 64 would fit by threads; 32 groups per SM at most
+    (256, 48 * 1024, 32, 4, "local"),  # (48 KiB + 1 KiB reserved) into 228 KiB
+    (256, 0, 128, 2, "registers"),  # 4096 registers a warp: 4 warps per scheduler, 16 per SM
+])
+def test_occupancy(items, local, regs, groups, limit):
+    occ = memory.occupancy(items, local, MEM, registers_per_item=regs)
+    assert (occ.groups_per_sm, occ.limit) == (groups, limit)
+    assert occ.warps_per_sm == groups * items // 32
+
+
+def test_occupancy_refuses_a_group_the_registers_cannot_hold():
+    # 255 registers a work-item: 8192 a warp, 2 warps per scheduler, 8 per SM = 256 work-items per group
+    occ = memory.occupancy(512, 0, MEM, registers_per_item=255)
+    assert occ.groups_per_sm == 0 and occ.max_group_items == 256 and "registers" in occ.limit
+    assert memory.occupancy(256, 0, MEM, registers_per_item=255).groups_per_sm == 1
+
+
+def test_occupancy_refuses_more_local_memory_than_a_group_may_have():
+    occ = memory.occupancy(64, 64 * 1024, MEM, max_local_per_group=H200.local_mem_bytes)
+    assert occ.groups_per_sm == 0 and "__local" in occ.limit
+
+
+@pytest.mark.parametrize(("local_per_sm", "l1_kib"), [(0, 256), (32 * 1024, 224), (100 * 1024, 156),
+                                                      (229 * 1024, 28)])
+def test_l1_is_what_the_carveout_leaves(local_per_sm, l1_kib):
+    assert memory.l1_capacity(MEM, local_per_sm) == l1_kib * 1024
+
+
+def test_h200_profile_carries_its_caches():
+    assert MEM.l2_bytes == 60 * 2**20  # cudaDeviceProp.l2CacheSize on the H200
+    assert MEM.l1_local_bytes == 256 * 1024 and max(MEM.local_carveouts_kb) == 228
+
+
+# --- caches over the launch
+
+def streaming_trace(groups_total: int, traced: list[int], items: int = 256) -> np.ndarray:
+    """out[i] = a[i] + b[i], one float per work-item: loads at sites 0, 1 and the store at site 2."""
+    g, lid = np.meshgrid(traced, np.arange(items), indexing="ij")
+    off = 4 * (g * items + lid)
+    return np.concatenate([trace(group=g, item=lid, site=s, seq=s, offset=off, buffer=s,
+                                 kind=STORE if s == 2 else LOAD) for s in range(3)])
+
+
+def test_streaming_past_l2_moves_every_issued_byte_once():
+    groups = 2**18  # 64 Mi floats per buffer: 768 MiB in all, far past the 60 MiB L2
+    t = streaming_trace(groups, [0, groups - 1, 100_003, 200_001])
+    out = memory.memory_traffic(t, groups, MEM, groups_per_sm=8, sms=132)
+    issued = 3 * 4 * groups * 256
+    assert out.issued_bytes == issued
+    assert out.l1_bytes == issued and out.l2_bytes == issued  # coalesced, nothing re-read
+    assert out.dram_bytes == pytest.approx(issued, rel=1e-6)
+    assert out.sectors_per_request == 4
+    assert out.group_lines == 3 * 256 * 4 / 128 and out.shared_lines == 0
+
+
+def tiled_matmul_trace(n: int, traced: list[int], tile: int = 16) -> np.ndarray:
+    """C = A B with tile x tile work-groups staging tiles of A and B in __local: per tile step a work-item
+    loads A[row, t*tile + tx] and B[t*tile + ty, col] and stores them to __local; it stores C at the end."""
+    steps = n // tile
+    gx = n // tile
+    g, ty, tx, t = np.meshgrid(traced, np.arange(tile), np.arange(tile), np.arange(steps), indexing="ij")
+    row, col = (g // gx) * tile + ty, (g % gx) * tile + tx
+    lid = ty * tile + tx
+    seq = 4 * t
+    parts = [trace(group=g, item=lid, site=0, seq=seq, offset=4 * (row * n + t * tile + tx), buffer=0),
+             trace(group=g, item=lid, site=1, seq=seq + 1, offset=4 * lid, kind=STORE, space=LOCAL),
+             trace(group=g, item=lid, site=2, seq=seq + 2, offset=4 * ((t * tile + ty) * n + col), buffer=1),
+             trace(group=g, item=lid, site=3, seq=seq + 3, offset=4 * lid, kind=STORE, space=LOCAL, buffer=1)]
+    g1, row1, col1 = g[..., 0], row[..., 0], col[..., 0]
+    parts.append(trace(group=g1, item=lid[..., 0], site=4, seq=4 * steps, offset=4 * (row1 * n + col1),
+                       kind=STORE, buffer=2))
+    return np.concatenate(parts)
+
+
+def test_tiled_reuse_that_fits_l2_reads_each_matrix_once():
+    n = 512  # A, B and C: 1 MiB each; 1024 groups, 8 traced
+    groups = (n // 16) ** 2
+    t = tiled_matmul_trace(n, [0, groups - 1, 633, 242, 875, 484, 95, 728])
+    out = memory.memory_traffic(t, groups, MEM, groups_per_sm=8, sms=132, local_bytes_per_group=2048)
+    footprint = 3 * n * n * 4
+    assert out.issued_bytes == 2 * 4 * n**3 // 16 + n * n * 4  # 65 MiB
+    assert out.footprint_bytes == footprint
+    assert out.dram_bytes == pytest.approx(footprint)  # << issued
+    assert out.bank_conflict_factor == 1
+
+
+def test_tiled_reuse_that_does_not_fit_l2_goes_back_to_dram():
+    n = 512
+    groups = (n // 16) ** 2
+    t = tiled_matmul_trace(n, [0, groups - 1, 633, 242])
+    small = replace(MEM, l2_bytes=512 * 1024)  # the running groups' 3 MiB no longer fit
+    out = memory.memory_traffic(t, groups, small, groups_per_sm=8, sms=132, local_bytes_per_group=2048)
+    fits = memory.memory_traffic(t, groups, MEM, groups_per_sm=8, sms=132, local_bytes_per_group=2048)
+    re_touched = out.l2_bytes - out.footprint_bytes  # sectors other groups read again
+    assert out.dram_bytes == pytest.approx(out.footprint_bytes + re_touched * (1 - 512 / 3072), rel=1e-3)
+    assert fits.dram_bytes < out.dram_bytes < out.l2_bytes
+
+
+def naive_matmul_trace(n: int, traced: list[int], tile: int = 16) -> np.ndarray:
+    """C = A B with one work-item per C element and no __local: a work-item reads A[row, k], B[k, col]."""
+    gx = n // tile
+    g, ty, tx, k = np.meshgrid(traced, np.arange(tile), np.arange(tile), np.arange(n), indexing="ij")
+    row, col = (g // gx) * tile + ty, (g % gx) * tile + tx
+    lid = ty * tile + tx
+    a = trace(group=g, item=lid, site=0, seq=2 * k, offset=4 * (row * n + k), buffer=0)
+    b = trace(group=g, item=lid, site=1, seq=2 * k + 1, offset=4 * (k * n + col), buffer=1)
+    return np.concatenate([a, b])
+
+
+def test_naive_matmul_reuse_within_a_group_is_served_by_l1():
+    n = 256
+    groups = (n // 16) ** 2
+    t = naive_matmul_trace(n, [0, groups - 1, 158, 61])
+    # a warp covers two rows of 16: A gives 2 sectors (one word per row), B one 64-byte run = 2 sectors
+    assert memory.warp_sectors(t) == {0: memory.SiteSectors(4 * 8 * n, 2, 2),
+                                      1: memory.SiteSectors(4 * 8 * n, 2, 1)}
+    out = memory.memory_traffic(t, groups, MEM, groups_per_sm=8, sms=132)
+    touches = 8 * n * 4  # per group: 8 warps x n steps x 4 sectors
+    distinct = 16 * n * 4 // 32 + n * 2  # per group: 16 rows of A, a 64-byte strip of B per row
+    assert out.l1_bytes == groups * touches * 32
+    assert out.l2_bytes == groups * distinct * 32  # every re-touch within the group hits L1
+    assert out.dram_bytes == pytest.approx(2 * n * n * 4)  # A and B once: the 512 KiB fit L2
+
+
+def test_atomics_and_stores_are_not_served_by_l1():
+    lanes = np.arange(32)
+    t = np.concatenate([trace(item=lanes, seq=s, site=s, offset=4 * lanes, kind=ATOMIC) for s in range(4)])
+    out = memory.memory_traffic(t, 1, MEM, groups_per_sm=1, sms=132)
+    assert out.l1_bytes == 4 * 128 and out.l2_bytes == 4 * 128  # the same 4 sectors, 4 times, at L2
+    assert out.dram_bytes == 128  # read once from DRAM ... stays in L2
+
+
+def test_no_global_accesses():
+    out = memory.memory_traffic(np.zeros(0, TRACE), 10, MEM, groups_per_sm=8, sms=132)
+    assert out.dram_bytes == 0 and out.notes == ("no global accesses traced",)
+
+
+@pytest.mark.slow
+def test_two_million_records_take_well_under_a_second():
+    n = 1024
+    groups = (n // 16) ** 2
+    t = naive_matmul_trace(n, [0, groups - 1, 2531, 1012])  # 4 x 256 x 2048 = 2.1e6 records
+    assert len(t) > 2_000_000
+    cpu, wall = [], []
+    for _ in range(3):  # processor time, best of three: the test machine is shared
+        c, w = time.process_time(), time.perf_counter()
+        memory.memory_traffic(t, groups, MEM, groups_per_sm=8, sms=132)
+        cpu.append(time.process_time() - c)
+        wall.append(time.perf_counter() - w)
+    print(f"memory_traffic on {len(t):,} records: {min(cpu):.2f} s processor, {min(wall):.2f} s wall")
+    assert min(cpu) < 1.0
