@@ -18,17 +18,19 @@ parse arguments or speak LSP, and format.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from clperf.benchmark import devices, pocl_code, runner
+from clperf.benchmark import devices, isolation, pocl_code, runner
 from clperf.benchmark.timing import Policy
 from clperf.core import frontend, store
 from clperf.core.buildopts import find_config, gather_build_options, read_config, resolve_build_options
-from clperf.core.errors import InputError, ScenarioError
+from clperf.core.errors import DeviceError, InputError, ScenarioError
+from clperf.core.paths import ensure
 from clperf.core.records import Device, Estimate, Measurement, Param, Scenario
 from clperf.core.scenario import ScenarioSpec, parse_flags, resolve
 from clperf.core.sourcefile import read_source
@@ -38,8 +40,9 @@ from clperf.predictor.model import estimate as estimates
 from clperf.predictor.model import profiles
 from clperf.predictor.model.roofline import Traffic, traffic
 
-__all__ = ["Policy", "Resolved", "Target", "Workspace", "discover", "local_devices", "measure_peaks",
-           "runnable_device", "select_device", "shipped_profiles", "warm_up"]
+__all__ = ["Policy", "Resolved", "Target", "Workspace", "choose_device", "discover", "local_devices",
+           "measure_peaks", "runnable_device", "select_device", "shipped_profiles", "warm_up"]
+PEAKS_TIMEOUT_S = 300.0  # a cancellable peak measurement (``measure_peaks(cancel=...)``) stops after this
 
 
 def warm_up() -> None:
@@ -58,9 +61,40 @@ def shipped_profiles() -> list[Device]:
     return profiles.shipped()
 
 
-def measure_peaks(device: Device) -> Device:
-    """``device`` with its peak bandwidth and FLOP rate measured (runs small kernels on it, once)."""
-    return devices.measure_peaks(device)
+def measure_peaks(device: Device, *, cancel: threading.Event | None = None) -> Device:
+    """``device`` with its peak bandwidth and FLOP rate measured (runs small kernels on it, once) and cached
+    for later runs. With ``cancel``: once it is set, the measuring worker is killed and DeviceError says
+    the measurement was cancelled; nothing is cached then."""
+    if cancel is None:
+        return devices.measure_peaks(device)
+    # benchmark.devices.measure_peaks cannot be stopped: the same measurement, with the worker's cancel
+    try:
+        with isolation.Worker(device) as w:
+            w.send({"op": "peaks"})
+            reply = w.receive(PEAKS_TIMEOUT_S, cancel)
+    except isolation.WorkerGone as e:
+        raise DeviceError(f"measuring {device.name} was cancelled" if e.cancelled
+                          else f"measuring {device.name} failed: {e}") from e
+    if reply.get("type") != "peaks":
+        raise DeviceError(f"measuring {device.name} failed: {reply.get('error')}")
+    data = {"key": device.key, "peak_bandwidth_gbs": reply.get("peak_bandwidth_gbs"),
+            "peak_gflops": reply.get("peak_gflops"), "cache_bandwidth_gbs": reply.get("cache_bandwidth_gbs")}
+    try:
+        checked = devices.checked_peaks(data, device)
+    except ValueError as e:
+        raise DeviceError(f"measuring {device.name} gave no usable peaks: {e}") from e
+    path = devices.cache_path(device)
+    try:  # the file benchmark.devices writes and reads, so that every later run finds these peaks
+        ensure(path.parent)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1))
+        tmp.replace(path)
+    except OSError as e:  # a read-only or full state folder: the peaks serve this run
+        devices.log.warning("device peaks not stored (%s): %s", path, e.strerror or e)
+    cache = checked.get("cache_bandwidth_gbs")
+    return replace(device, peak_bandwidth_gbs=round(checked["peak_bandwidth_gbs"], 2),
+                   peak_gflops=round(checked["peak_gflops"], 2),
+                   cache_bandwidth_gbs=round(cache, 2) if cache else None)
 
 
 def runnable_device(text: str | None) -> Device:
@@ -76,6 +110,13 @@ def local_devices(measure: bool = True) -> list[Device]:
     except Exception as e:  # noqa: BLE001 - a broken OpenCL install must not stop estimates for profiles
         devices.log.warning("OpenCL device discovery failed: %s", e)
         return []
+
+
+def choose_device(text: str | None, local: Sequence[Device]) -> Device:
+    """``select_device`` among ``local``, devices discovered already (a front end that keeps its own
+    list, measured peaks included), then the shipped profiles: no text picks the first local GPU, else
+    the first local device, else a GPU profile. DeviceError names the known devices when none matches."""
+    return profiles.select_device(text, local)
 
 
 def select_device(text: str | None, *, discover: bool = True) -> Device:

@@ -4,7 +4,9 @@ Plain logic with callbacks (the protocol side turns ``on_progress`` into work-do
 cancel into ``cancel``). Each kernel runs in a fresh worker process (``clperf.benchmark.runner``), so a
 kernel that crashes the OpenCL runtime ends as a Measurement with status ``crash`` and the server carries
 on. Every real result is stored for calibration, next to the estimate for the device it actually ran on
-(the estimate target may be a profile of a device this machine does not have).
+(the estimate target may be a profile of a device this machine does not have). The device comes with
+its peaks (``server/peaks.py`` measures them first where they are missing), without which there is no
+estimate to put beside the measurement.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from clperf.api import Policy, Workspace, measure_peaks
+from clperf.api import Policy, Workspace
 from clperf.core import frontend
 from clperf.core.errors import ClperfError
 from clperf.core.records import Device, Estimate, Scenario
 from clperf.server.documents import Measured, kernel_text
 from clperf.server.engine import workspace
+from clperf.server.lenses import measured_title
 from clperf.server.settings import Settings
 
 log = logging.getLogger("clperf.server")
@@ -38,7 +41,13 @@ class Outcome:
         est = self.measured.estimate
         return {"kernel": self.kernel, "status": m.status, "error": m.error, "median_ms": m.median_ms,
                 "repetitions": m.repetitions, "device": m.device.name,
-                "estimate_ms": est.time_ms if est is not None else None, "not_stored": self.not_stored}
+                "estimate_ms": est.time_ms if est is not None else None, "not_stored": self.not_stored,
+                "summary": self.summary()}
+
+    def summary(self) -> str:
+        """One line for a client to print: ``fir8: measured 0.91 ms (est. 0.84 ms) on <device>``."""
+        return f"{self.kernel}: {measured_title(self.measured)}" + (
+            f" (not stored: {self.not_stored})" if self.not_stored else "")
 
 
 def pick_kernels(kernels: Sequence[frontend.Kernel], name: str | None,
@@ -66,19 +75,6 @@ def _estimate_on(ws: Workspace, text: str, path: str, kernel: str, device: Devic
         return None
 
 
-def _with_peaks(device: Device, on_progress: Progress) -> Device:
-    """The device with measured peaks (needed to estimate it); measured once, now, since the user asked
-    for real runs — the server never runs anything on its own."""
-    if device.peak_bandwidth_gbs and device.peak_gflops:
-        return device
-    on_progress(0.0, f"measuring the peaks of {device.name} (once)")
-    try:
-        return measure_peaks(device)
-    except ClperfError as e:
-        log.warning("cannot measure peaks of %s: %s", device.name, e)
-        return device
-
-
 def run(text: str, path: str, kernels: Sequence[frontend.Kernel], device: Device, settings: Settings, *,
         policy_name: str, timeout_s: float, on_progress: Progress, cancel: threading.Event,
         root: str = "") -> list[Outcome]:
@@ -86,7 +82,6 @@ def run(text: str, path: str, kernels: Sequence[frontend.Kernel], device: Device
     API's rule and built with the options the analysis compiled with; stops early on ``cancel``."""
     ws = workspace(settings, root)
     file = Path(path) if path else None
-    device = _with_peaks(device, on_progress)
     policy = Policy.named(policy_name)
     outcomes: list[Outcome] = []
     lines = text.split("\n")

@@ -55,7 +55,9 @@ def ensure_safe_path() -> None:
 
 def _add_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stdio", action="store_true", help="speak LSP over stdin/stdout (the default)")
-    p.add_argument("--log-file", metavar="PATH", help="write the server's log here (default: stderr)")
+    p.add_argument("--log-file", metavar="PATH",
+                   help="also write the server's log here (the client gets it as window/logMessage, "
+                        "stderr before the client is connected)")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
 
 
@@ -63,10 +65,15 @@ def _serve(ns: argparse.Namespace) -> int:
     ensure_safe_path()
     import logging
 
-    handler: logging.Handler = (logging.FileHandler(ns.log_file) if ns.log_file
-                                else logging.StreamHandler(sys.stderr))
-    logging.basicConfig(level=ns.log_level, handlers=[handler],
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from clperf.server import logs
+
+    # stderr until the client is connected, then window/logMessage (server/logs.py); a log file always
+    stream = logging.StreamHandler(sys.stderr)
+    stream.setFormatter(logging.Formatter(logs.FORMAT))
+    handlers: list[logging.Handler] = [logs.ClientLog(None if ns.log_file else stream)]
+    if ns.log_file:
+        handlers.append(logging.FileHandler(ns.log_file))
+    logging.basicConfig(level=ns.log_level, handlers=handlers, format=logs.FORMAT)
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(ns.log_level)))
     from clperf.server import fastinit
 

@@ -16,6 +16,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
+from clperf.server.hover import Style, render
 from clperf.server.views import Action, Edit, Hint, HoverText, Lens, Problem, Span
 
 _SEVERITY = {
@@ -122,8 +123,10 @@ def inlay_hint(h: Hint, units: Units | None = None) -> types.InlayHint:
     )
 
 
-def hover(h: HoverText, units: Units | None = None) -> types.Hover:
-    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=h.markdown),
+def hover(h: HoverText, units: Units | None = None, style: Style = "table") -> types.Hover:
+    """Markdown (a table or a list, ``hover.render``), or plain text for a client that takes no Markdown."""
+    kind = types.MarkupKind.PlainText if style == "plain" else types.MarkupKind.Markdown
+    return types.Hover(contents=types.MarkupContent(kind=kind, value=render(h, style)),
                        range=range_(h.span, units))
 
 

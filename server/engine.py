@@ -23,7 +23,7 @@ from typing import Any
 from clperf.api import Workspace
 from clperf.api import warm_up as warm_up_llvm
 from clperf.core import frontend
-from clperf.core.errors import ClperfError
+from clperf.core.errors import ClperfError, DeviceError
 from clperf.core.records import Device, Estimate, Measurement, Scenario
 from clperf.predictor.model.roofline import bytes_per_execution
 from clperf.server import history
@@ -48,6 +48,7 @@ class KernelResult:
     traffic: Any | None = None  # clperf.predictor.model.roofline.Traffic: bytes and ops of the whole launch
     last_measured: Measurement | None = None  # newest stored run of exactly this source
     doubts: tuple[str, ...] = ()  # what makes the estimate doubtful (``estimate.doubts``)
+    pending: bool = False  # no estimate yet: the device's peaks are being measured (then analysed again)
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class Analysis:
     kernels: Mapping[str, KernelResult]
     elapsed_ms: float
     refine: bool = False  # an estimate waits for PoCL's code of its kernel: analyse again soon
+    bench_device: Device | None = None  # the local device a benchmark runs on (None: this machine has none)
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,10 @@ class Job:
     settings: Settings
     device: Device | None
     device_problem: str | None = None
+    # why ``device`` (a local one) has no peaks, and whether they are being measured (``server/peaks.py``)
+    peaks_problem: str | None = None
+    peaks_pending: bool = False
+    bench_device: Device | None = None
     root: str = ""  # the workspace folder holding the file: clperf.toml is looked up no higher
     # True once this version is superseded (edited, closed): checked between kernels, the rest is skipped
     cancelled: Callable[[], bool] = field(default=lambda: False, compare=False, repr=False)
@@ -150,6 +156,8 @@ def _estimate(ws: Workspace, report: Any, scenario: Scenario,
     try:
         est = ws.estimate(report, scenario, job.device, job.text, deadline=time.monotonic())
         return est, ws.traffic(report, scenario, job.device), None
+    except DeviceError as e:  # no peaks: the server's account of them says more than the model's
+        return None, None, job.peaks_problem or str(e)
     except ClperfError as e:
         return None, None, str(e)
 
@@ -161,7 +169,8 @@ def analyze(job: Job) -> Analysis:
         msg = (f"clperf does not analyse files over {MAX_ANALYZED_CHARS // 1000} k characters "
                f"(this one has {len(job.text) // 1000} k)")
         return Analysis(job.uri, job.version, source_hash(job.text), job.device,
-                        (Problem(Span.at(1, 1, 1), "information", msg, code="file-too-large"),), {}, 0.0)
+                        (Problem(Span.at(1, 1, 1), "information", msg, code="file-too-large"),), {}, 0.0,
+                        bench_device=job.bench_device)
     ws = workspace(job.settings, job.root)
     path = Path(job.path) if job.path else None
     report = ws.analyze(job.text, path)
@@ -193,9 +202,12 @@ def analyze(job: Job) -> Analysis:
                                         loop_shares(kr, fk, scenario, job.device), traffic,
                                         history.last_measured(kr.name, digest),
                                         tuple(ws.doubts(kr, scenario, job.device))
-                                        if est is not None and job.device is not None else ())
+                                        if est is not None and job.device is not None else (),
+                                        pending=est is None and job.peaks_pending
+                                        and est_problem == job.peaks_problem)
     elapsed = (time.perf_counter() - start) * 1e3
-    return Analysis(job.uri, job.version, digest, job.device, tuple(problems), kernels, elapsed, refine)
+    return Analysis(job.uri, job.version, digest, job.device, tuple(problems), kernels, elapsed, refine,
+                    job.bench_device)
 
 
 def warm_up() -> None:
@@ -210,7 +222,8 @@ def failed(job: Job, error: BaseException) -> Analysis:
     """The analysis of a file the pipeline itself choked on: one diagnostic instead of silence."""
     msg = f"clperf could not analyse this file: {type(error).__name__}: {error}"
     return Analysis(job.uri, job.version, source_hash(job.text), job.device,
-                    (Problem(Span.at(1, 1, 1), "warning", msg, code="internal-error"),), {}, 0.0)
+                    (Problem(Span.at(1, 1, 1), "warning", msg, code="internal-error"),), {}, 0.0,
+                    bench_device=job.bench_device)
 
 
 def loop_shares(report: Any, kernel: frontend.Kernel, scenario: Scenario,

@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 
 from clperf import __version__
 
-COMMANDS = ["clperf.selectDevice", "clperf.benchmark"]
+COMMANDS = ["clperf.selectDevice", "clperf.currentDevice", "clperf.benchmark"]
 _ENCODINGS = ("utf-8", "utf-16", "utf-32")
 
 

@@ -2,12 +2,18 @@
 
 Every number names where it came from: the model (name and version), the scenario (and which parts of it
 are the documented defaults rather than the user's), the device, and the last real measurement.
+
+A hover is a heading and rows of plain text (``HoverText``), written for the client (``render``): a
+Markdown table where the client names its Markdown parser (VS Code's ``general.markdown``), a Markdown
+list where it takes Markdown but may not draw tables (Neovim shows a table's pipes as they are), plain
+lines where its hover takes no Markdown at all.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from clperf.core.frontend import Kernel
 from clperf.core.records import Measurement
@@ -17,6 +23,32 @@ from clperf.server.engine import Analysis, KernelResult
 from clperf.server.hints import access_tooltip
 from clperf.server.views import HoverText, Span
 
+Style = Literal["table", "list", "plain"]
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*<>|\[\]])")
+
+
+def hover_style(content_format: Sequence[str] | None, markdown_parser: bool) -> Style:
+    """How a client with these hover ``contentFormat``s (and a declared Markdown parser or not) gets it."""
+    if not content_format or "markdown" not in content_format:
+        return "plain"
+    return "table" if markdown_parser else "list"
+
+
+def _md(text: str) -> str:
+    """Plain text as Markdown that shows it as it is (a build log's ``<source>``, a ``float *``)."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def render(h: HoverText, style: Style) -> str:
+    if style == "plain":
+        return "\n".join([h.name + h.rest, *([""] if h.rows else []), *(f"{k}: {v}" for k, v in h.rows)])
+    head = f"**{_md(h.name)}**{_md(h.rest)}"
+    if not h.rows:
+        return head
+    if style == "list":
+        return "\n".join([head, "", *(f"- **{_md(k)}**: {_md(v)}" for k, v in h.rows)])
+    return "\n".join([head, "", "| | |", "|---|---|", *(f"| {_md(k)} | {_md(v)} |" for k, v in h.rows)])
+
 
 def _scenario_rows(result: KernelResult) -> list[tuple[str, str]]:
     s = result.scenario
@@ -25,7 +57,7 @@ def _scenario_rows(result: KernelResult) -> list[tuple[str, str]]:
     rows = [("scenario", f"global {fmt.dims(s.global_size)}, local {fmt.dims(s.local_size)}"),
             ("arguments", fmt.args(s.args) or "none")]
     if s.defaulted:
-        rows.append(("defaulted", ", ".join(s.defaulted) + " (add a `// clperf:` directive to set them)"))
+        rows.append(("defaulted", ", ".join(s.defaulted) + " (add a // clperf: directive to set them)"))
     else:
         rows.append(("defaulted", "nothing: the scenario is fully written"))
     if result.scenario_problem:
@@ -33,12 +65,12 @@ def _scenario_rows(result: KernelResult) -> list[tuple[str, str]]:
     return rows
 
 
-def kernel_markdown(result: KernelResult, device: Any, measured: Measured | None, stale: bool = False) -> str:
+def kernel_hover(result: KernelResult, device: Any, measured: Measured | None, span: Span,
+                 stale: bool = False) -> HoverText:
     est = result.estimate
-    lines = [f"**{result.name}** on {device.name if device else 'no device'}", ""]
     rows: list[tuple[str, str]] = []
     if est is None:
-        rows.append(("estimate", f"none: {result.estimate_problem}"))
+        rows.append(("estimate", f"{'none yet' if result.pending else 'none'}: {result.estimate_problem}"))
     else:
         lo, hi = est.interval_ms
         rows += [("time", f"≈ {fmt.ms(est.time_ms)} (likely {fmt.ms(lo)} – {fmt.ms(hi)})"),
@@ -57,8 +89,7 @@ def kernel_markdown(result: KernelResult, device: Any, measured: Measured | None
     rows += _scenario_rows(result)
     rows.append(("last measured", _measured_text(measured, result.last_measured)
                  + (" (before your last edit of this kernel)" if stale else "")))
-    lines += ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows]
-    return "\n".join(lines)
+    return HoverText(span, result.name, f" on {device.name if device else 'no device'}", tuple(rows))
 
 
 def _measured_text(measured: Measured | None, stored: Measurement | None) -> str:
@@ -67,8 +98,8 @@ def _measured_text(measured: Measured | None, stored: Measurement | None) -> str
     m = measured.measurement if measured is not None else stored
     assert m is not None
     if m.status != "ok" or m.median_ms is None:
-        first = (m.error or "").strip().split("\n", 1)[0].replace("|", "\\|")  # one table cell: a
-        return f"{m.status} on {m.device.name}" + (f": {first}" if first else "")  # build log has lines
+        first = (m.error or "").strip().split("\n", 1)[0]  # one row: a build log has many lines
+        return f"{m.status} on {m.device.name}" + (f": {first}" if first else "")
     cv = f", CV {m.cv * 100:.1f}%" if m.cv is not None else ""
     return f"{fmt.ms(m.median_ms)} median of {m.repetitions} runs on {m.device.name}{cv} ({m.timestamp})"
 
@@ -84,7 +115,7 @@ def hover_at(kernels: Sequence[Kernel], analysis: Analysis | None, measured: Map
         if result is not None and span.contains(line, column):
             m = measured.get(k.name)
             stale = m is not None and m.stale(lines, k)
-            return HoverText(kernel_markdown(result, analysis.device, m, stale), span)
+            return kernel_hover(result, analysis.device, m, span, stale)
     for k in kernels:
         result = analysis.kernels.get(k.name)
         if result is None or result.report is None or not k.header_line <= line <= k.end_line:
@@ -95,7 +126,7 @@ def hover_at(kernels: Sequence[Kernel], analysis: Analysis | None, measured: Map
                 continue
             span = access_span(lines[line - 1], line, access.column)
             if span.contains(line, column):
-                return HoverText(f"**{access.param or 'memory'}**: {access_tooltip(access)}", span)
+                return HoverText(span, access.param or "memory", f": {access_tooltip(access)}")
     return None
 
 

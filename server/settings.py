@@ -4,9 +4,10 @@ Clients send whatever the user typed: a number where a string belongs, a misspel
 field is checked on its own; a bad one is reported in plain words and its default used, so one typo never
 turns the rest of the settings (or the server) off. The names mirror the VS Code extension's package.json.
 
-Over LSP the server cannot tell the user's settings from a workspace's. ``poclCode`` (runs kernels) and
-``cacheDirectory`` (where clperf writes) are therefore declared machine settings in package.json: VS Code
-ignores them in a workspace's ``.vscode/settings.json`` and never sends them from there.
+Over LSP the server cannot tell the user's settings from a workspace's. ``poclCode`` (runs kernels),
+``measurePeaks`` (runs clperf's own peak kernels) and ``cacheDirectory`` (where clperf writes) are
+therefore declared machine settings in package.json: VS Code ignores them in a workspace's
+``.vscode/settings.json`` and never sends them from there.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class Features:
 
 @dataclass(frozen=True)
 class Settings:
-    device: str = ""  # clperf.device: part of a device/platform name; "" = H200 profile, else first found
+    device: str = ""  # clperf.device: part of a device/platform name; "" = best local device, else a profile
     build_options: str = ""  # clperf.buildOptions: extra clang options, e.g. "-DBLOCK=16 -I inc"
     default_scenario: str = ""  # clperf.defaultScenario: scenario flags for kernels without a directive
     cache_directory: str = ""  # clperf.cacheDirectory: "" = clperf's per-user state directory (user's only)
@@ -41,6 +42,7 @@ class Settings:
     benchmark_policy: str = "interactive"  # clperf.benchmarkPolicy: interactive | quick | sweep (repetitions)
     benchmark_timeout_s: float = 60.0  # clperf.benchmarkTimeout: seconds before a kernel run is stopped
     pocl_code: bool = False  # clperf.poclCode: count PoCL's code (runs each kernel once; user's only)
+    measure_peaks: bool = True  # clperf.measurePeaks: measure a local device's missing peaks on first use
     features: Features = field(default_factory=Features)
 
     @property
@@ -85,12 +87,15 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
             values["benchmark_timeout_s"] = float(timeout)
         else:
             problems.append(f"{SECTION}.benchmarkTimeout must be seconds in (0, 3600], got {timeout!r}")
-    pocl_code = raw.get("poclCode")
-    if pocl_code is not None:
-        if isinstance(pocl_code, bool):
-            values["pocl_code"] = pocl_code
+    switches = (("poclCode", "pocl_code", raw.get("poclCode"), "false"),
+                ("measurePeaks", "measure_peaks", raw.get("measurePeaks"), "true"))
+    for key, attr, flag, default in switches:
+        if flag is None:
+            continue
+        if isinstance(flag, bool):
+            values[attr] = flag
         else:
-            problems.append(f"{SECTION}.poclCode must be true or false, got {pocl_code!r}; using false")
+            problems.append(f"{SECTION}.{key} must be true or false, got {flag!r}; using {default}")
     problems += _check_text_options(values)
     flags: dict[str, bool] = {}
     feats = raw.get("features")

@@ -1,12 +1,13 @@
-"""Which device estimates are for, and which real device a benchmark runs on.
+"""Which device estimates are for (the current device), and which real device a benchmark runs on.
 
-Estimates may target a device the user does not have (a shipped profile, e.g. the H200), so choosing one
-never needs OpenCL. Local devices are discovered lazily in a background thread after ``initialized`` —
-never on the ``initialize`` path, and without running any kernel (the server runs kernels only when the
-user asks for a benchmark).
+One current device per server, from one source: the ``clperf.device`` setting, or, until that setting
+changes, what ``clperf.selectDevice TEXT`` chose. Without either it is the best device of this machine (a
+local GPU, else the local CPU device), else a shipped profile (``clperf.api.choose_device``), so that an
+estimate is for the machine the user has and a benchmark runs on the device the estimate names. A profile
+(e.g. the H200) is an estimate target only: benchmarks then run on a local device (``runnable``).
 
-Default target when ``clperf.device`` is empty: the shipped H200 profile if it exists, else the first
-discovered device.
+Local devices are discovered in a background thread after ``initialized``, never on the ``initialize``
+path and without running any kernel; peaks measured later (``server/peaks.py``) replace a device's entry.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import logging
 import threading
 from dataclasses import dataclass
 
-from clperf.api import discover, shipped_profiles
+from clperf.api import choose_device, discover, shipped_profiles
 from clperf.core.errors import DeviceError
 from clperf.core.records import Device
 
@@ -28,11 +29,23 @@ class Choice:
     """A device as offered to a client that lets the user pick one."""
 
     label: str
-    text: str  # what to pass back to clperf.selectDevice
+    text: str  # what to pass back to clperf.selectDevice (or write into clperf.device)
     type: str
     source: str  # "profile" | "discovered"
     platform: str
     current: bool = False  # the device estimates are for now
+
+    @classmethod
+    def of(cls, device: Device, current: bool = False) -> Choice:
+        label = f"{device.name} (profile)" if device.source == "profile" else device.name
+        return cls(label, device.name, device.type, device.source, device.platform, current)
+
+
+def same(a: Device | None, b: Device | None) -> bool:
+    """The same device, whatever peaks each copy carries."""
+    if a is None or b is None:
+        return False
+    return (a.name, a.platform, a.source) == (b.name, b.platform, b.source)
 
 
 class Targets:
@@ -41,7 +54,8 @@ class Targets:
         self._done = threading.Event()
         self._started = False
         self._discovered: list[Device] = []
-        self.override: str | None = None  # set by clperf.selectDevice, wins over the setting
+        # set by clperf.selectDevice TEXT, cleared when clperf.device changes (``apply_settings``)
+        self.override: str | None = None
 
     def start_discovery(self) -> None:
         with self._lock:
@@ -69,6 +83,11 @@ class Targets:
         with self._lock:
             return list(self._discovered)
 
+    def update(self, device: Device) -> None:
+        """A local device with its peaks measured since discovery: every later target carries them."""
+        with self._lock:
+            self._discovered = [device if d.key == device.key else d for d in self._discovered]
+
     @staticmethod
     def profiles() -> list[Device]:
         try:
@@ -78,48 +97,37 @@ class Targets:
             return []
 
     def target(self, setting: str) -> Device:
-        """The estimate target for the setting (or the selectDevice override). Raises DeviceError."""
+        """The current device for the setting (or the selectDevice override). Raises DeviceError, whose
+        message a person can act on (it names the devices that exist)."""
         text = (self.override or setting or "").strip()
-        profiles = self.profiles()
-        if not text:
-            for d in profiles:
-                if "h200" in d.name.lower():
-                    return d
-            local = self.discovered()
-            if local:
-                return local[0]
-            raise DeviceError("no target device: no shipped profile and no OpenCL device found")
-        for d in self.discovered() + profiles:
-            if d.matches(text):
-                return d
-        known = ", ".join(sorted({d.name for d in self.discovered(0) + profiles})) or "none"
-        raise DeviceError(f"no device matches {text!r} (known: {known})")
+        return choose_device(text or None, self.discovered())
 
     def runnable(self, target: Device | None) -> Device:
-        """A local device to benchmark on: the target itself when present here, else the first found."""
+        """The local device a benchmark runs on: the target itself when it is here, else one of the same
+        name (a profile of a device this machine has), else the best local device."""
         local = self.discovered()
         if target is not None:
             for d in local:
-                if d.name == target.name and d.platform == target.platform:
+                if same(d, target):
                     return d
             for d in local:
                 if d.name == target.name:
                     return d
         if not local:
             raise DeviceError("no OpenCL device on this machine to benchmark on")
-        return local[0]
+        return choose_device(None, local)
+
+    def bench_device(self, target: Device | None) -> Device | None:
+        """``runnable``, or None where this machine has no OpenCL device."""
+        try:
+            return self.runnable(target)
+        except DeviceError:
+            return None
 
     def choices(self, setting: str = "") -> list[Choice]:
-        """Every device a client may offer, the current target marked (so a client can show it)."""
+        """Every device a client may offer, the current one marked (so a client can show it)."""
         try:
             now: Device | None = self.target(setting)
         except DeviceError:
             now = None
-
-        def is_now(d: Device) -> bool:
-            return now is not None and (d.name, d.platform, d.source) == (now.name, now.platform, now.source)
-
-        out = [Choice(d.name, d.name, d.type, "discovered", d.platform, is_now(d)) for d in self.discovered()]
-        out += [Choice(f"{d.name} (profile)", d.name, d.type, "profile", d.platform, is_now(d))
-                for d in self.profiles()]
-        return out
+        return [Choice.of(d, same(d, now)) for d in self.discovered() + self.profiles()]

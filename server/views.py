@@ -64,8 +64,13 @@ class Hint:
 
 @dataclass(frozen=True)
 class HoverText:
-    markdown: str
+    """A hover in plain text: a heading (``name``, shown in bold where the client takes Markdown, then
+    ``rest``) and rows of label and value. ``hover.render`` writes it for the client."""
+
     span: Span
+    name: str
+    rest: str = ""
+    rows: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,16 @@
-"""All pygls wiring in one place: the server object, its state, and every LSP handler.
+"""All pygls wiring in one place: the server object, its state, and every LSP handler (the commands' in
+``commands``).
 
 Handlers are thin: find the document, call a feature module's plain logic, convert with ``convert``.
 Each one runs through ``guarded`` so a bug in one feature is logged and answered with an empty result
 instead of killing the server, and ``AnsweringProtocol`` answers requests pygls cannot even decode.
 Nothing here compiles or runs a kernel on the event loop: analyses go to the ``Scheduler``'s light and
 heavy lanes, code actions to their own pool (so a slow file never delays another file's diagnostics, nor
-a quick fix), benchmarks to a separate one-thread pool, and only the ``clperf.benchmark`` command ever
-runs a kernel. ``exit`` and the end of stdin end the process at once, whatever the workers are doing:
-``exit_now`` kills clang and every other child, then ``os._exit``.
+a quick fix), device questions to theirs, benchmarks (``commands``) to a separate one-thread pool, and a
+local device's missing peaks (``peaks``) are measured on one more. Only the ``clperf.benchmark`` command
+runs a kernel of the user's; the peak measurement runs clperf's own. ``exit`` and the end of stdin end
+the process at once, whatever the workers are doing: ``exit_now`` kills clang and every other child,
+then ``os._exit``.
 """
 
 from __future__ import annotations
@@ -15,8 +18,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import threading
-import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -30,9 +31,11 @@ from clperf import __version__
 from clperf.core.buildopts import workspace_root
 from clperf.core.children import terminate_all
 from clperf.core.errors import ClperfError
-from clperf.server import actions, benchmarking, convert, engine, hints, hover, lenses
+from clperf.core.records import Device
+from clperf.server import actions, commands, convert, engine, hints, hover, lenses, logs, peaks
 from clperf.server.documents import MAX_PARSED_CHARS, Documents
 from clperf.server.guard import AnsweringProtocol, guarded
+from clperf.server.progress import Progress
 from clperf.server.scheduler import Scheduler
 from clperf.server.settings import SECTION, Settings, parse_settings
 from clperf.server.targets import Targets
@@ -61,6 +64,10 @@ class ClperfServer(LanguageServer):
         self.heavy_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clperf-analysis-heavy")
         self.action_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clperf-actions")
         self.bench_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clperf-benchmark")
+        self.device_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="clperf-devices")
+        self.peaks_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clperf-peaks")
+        self.peaks = peaks.Peaks(on_measured=self.peaks_measured)
+        self.loop: asyncio.AbstractEventLoop | None = None  # the event loop, once ``initialize`` came
         self.scheduler = Scheduler(self.pool, self.snapshot, self.run_job, self.deliver,
                                    heavy_pool=self.heavy_pool, heavy=self.heavy)
         self.caps: types.ClientCapabilities | None = None
@@ -68,6 +75,7 @@ class ClperfServer(LanguageServer):
         self._parse_timers: dict[str, asyncio.TimerHandle] = {}
         self._refines: dict[str, tuple[int | None, int]] = {}  # uri -> (version, re-analyses so far)
         self.configured = False  # analyses wait for the client's settings (see ``analyze``)
+        self._configured = asyncio.Event()  # ... and so do the device commands (``settled``)
         self.shutdown_requested = False  # ``exit`` then ends with 0, otherwise 1 (the LSP's rule)
 
     # --- the end of the process ---------------------------------------------------------------------
@@ -83,6 +91,7 @@ class ClperfServer(LanguageServer):
         as ``os._exit`` skips the atexit hooks that would."""
         code = 0 if self.shutdown_requested else 1
         try:
+            logs.disconnect()  # stdout may be gone already: the last words go to stderr
             log.info("exiting (code %d)", code)
             terminate_all()
             for handler in logging.getLogger().handlers:
@@ -91,6 +100,13 @@ class ClperfServer(LanguageServer):
             os._exit(code)
 
     # --- capabilities and settings ------------------------------------------------------------------
+    def hover_style(self) -> hover.Style:
+        """A table for clients that name their Markdown parser, a list for other Markdown ones, else text."""
+        document = self.caps.text_document if self.caps is not None else None
+        hover_caps = document.hover if document is not None else None
+        formats = hover_caps.content_format if hover_caps is not None else None
+        return hover.hover_style(formats, self.supports("general", "markdown"))
+
     def supports(self, *path: str) -> bool:
         node: Any = self.caps
         for name in path:
@@ -106,10 +122,15 @@ class ClperfServer(LanguageServer):
             log.warning("settings: %s", p)
             self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"clperf: {p}"))
         changed = settings != self.settings
+        if settings.device != self.settings.device:  # one source of truth: the setting, once it changes
+            self.targets.override = None
+        self.use(settings)
+        return changed
+
+    def use(self, settings: Settings) -> None:
         self.settings = settings
         if settings.cache_directory:  # clperf.core.paths.state_dir() reads it: measurements, peaks, caches
             os.environ["CLPERF_HOME"] = os.path.expanduser(settings.cache_directory)
-        return changed
 
     async def fetch_settings(self) -> None:
         if not self.supports("workspace", "configuration"):
@@ -137,7 +158,18 @@ class ClperfServer(LanguageServer):
     def settings_arrived(self) -> None:
         if not self.configured:
             self.configured = True
+            self._configured.set()
+            # discovery reads cached peaks from the state folder, which clperf.cacheDirectory moves
+            self.targets.start_discovery()
             self.reanalyze_all()
+
+    async def settled(self) -> None:
+        """Until the first settings arrived (at most a little longer than the client has to answer): a
+        device asked for before them would be the default's, not the ``clperf.device`` one's."""
+        try:
+            await asyncio.wait_for(self._configured.wait(), 2 * CONFIG_TIMEOUT_S)
+        except TimeoutError:
+            pass
 
     # --- background analysis ------------------------------------------------------------------------
     def snapshot(self, uri: str) -> engine.Job | None:
@@ -164,12 +196,43 @@ class ClperfServer(LanguageServer):
         return len(job.text) > HEAVY_CHARS or len(self.docs.state(job.uri).kernels) > HEAVY_KERNELS
 
     def run_job(self, job: engine.Job) -> engine.Analysis:
-        """In a worker thread: pick the target device (may wait for discovery), then analyse."""
+        """In a worker thread: pick the current device (may wait for discovery), start the measurement of
+        its peaks where it has none, then analyse."""
         try:
-            job = replace(job, device=self.targets.target(job.settings.device))
+            device = self.targets.target(job.settings.device)
         except ClperfError as e:
-            job = replace(job, device_problem=str(e))
-        return engine.analyze(job)
+            return engine.analyze(replace(job, device_problem=str(e),
+                                          bench_device=self.targets.bench_device(None)))
+        problem = None
+        if peaks.missing(device):
+            if job.settings.measure_peaks and self.peaks.claim(device) and self.loop is not None:
+                asyncio.run_coroutine_threadsafe(self.measure_peaks(device), self.loop)
+            problem = self.peaks.problem(device, job.settings.measure_peaks)
+        return engine.analyze(replace(job, device=device, peaks_problem=problem,
+                                      peaks_pending=self.peaks.status(device) == "measuring",
+                                      bench_device=self.targets.bench_device(device)))
+
+    async def measure_peaks(self, device: Device) -> None:
+        """The background measurement of a local device's peaks, with cancellable progress."""
+        progress = Progress(self, "peaks", "clperf: measuring device peaks")
+        await progress.begin(f"{device.name} (once, a few seconds)")
+        loop = asyncio.get_running_loop()
+        measured = None
+        try:
+            measured = await loop.run_in_executor(self.peaks_pool, self.peaks.run, device, progress.cancel)
+        finally:
+            progress.end("cancelled" if progress.cancel.is_set() else
+                         f"{measured.peak_bandwidth_gbs:g} GB/s, {measured.peak_gflops:g} GFLOP/s"
+                         if measured is not None else "failed: see the log")
+        if measured is None:
+            self.reanalyze_all()  # the views say why there is no estimate, and what measures the peaks
+
+    def peaks_measured(self, device: Device) -> None:
+        """In the measuring thread (a background measurement or a benchmark's): every later target carries
+        the peaks, and the open documents are analysed again with them."""
+        self.targets.update(device)
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self.reanalyze_all)
 
     def deliver(self, analysis: engine.Analysis) -> None:
         """On the event loop: keep and publish the result unless the document moved on or closed."""
@@ -243,7 +306,7 @@ def build_server() -> ClperfServer:
     server = ClperfServer()
     _register_documents(server)
     _register_views(server)
-    _register_commands(server)
+    commands.register(server)
     return server
 
 
@@ -252,12 +315,15 @@ def _register_documents(server: ClperfServer) -> None:
     @guarded("initialize")
     def initialize(ls: ClperfServer, params: types.InitializeParams) -> None:
         ls.caps = params.capabilities
+        ls.loop = asyncio.get_running_loop()
+        logs.connect(lambda level, text: ls.window_log_message(
+            types.LogMessageParams(type=types.MessageType(level), message=text)), ls.loop)
         opts = params.initialization_options
         if isinstance(opts, dict) and SECTION in opts:
             opts = opts[SECTION]
         if opts is not None:
             settings, ls.pending_problems = parse_settings(opts)
-            ls.settings = settings
+            ls.use(settings)
 
     @server.feature(types.SHUTDOWN)
     @guarded("shutdown")
@@ -272,7 +338,6 @@ def _register_documents(server: ClperfServer) -> None:
     @guarded("initialized")
     async def initialized(ls: ClperfServer, params: types.InitializedParams) -> None:
         ls.action_pool.submit(engine.warm_up)
-        ls.targets.start_discovery()
         for p in ls.pending_problems:
             ls.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"clperf: {p}"))
         try:
@@ -348,7 +413,7 @@ def _register_views(server: ClperfServer) -> None:
         pos, units = params.position, convert.Units.of(doc)
         found = hover.hover_at(ls.kernels(doc), st.analysis, st.measured, doc.lines, pos.line + 1,
                                convert.column(pos, units))
-        return convert.hover(found, units) if found is not None else None
+        return convert.hover(found, units, ls.hover_style()) if found is not None else None
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
@@ -368,106 +433,13 @@ def _register_views(server: ClperfServer) -> None:
 
         def build() -> list[Action]:
             ws = engine.workspace(ls.settings, ls.root_for(path))
-            found = actions.rewrite_actions(problems, text, path, ws, device, scenarios, with_disabled)
+            try:  # the current device (the analysis may be of the one before a change), with its peaks
+                now = ls.targets.target(ls.settings.device)
+            except ClperfError:
+                now = device
+            found = actions.rewrite_actions(problems, text, path, ws, now, scenarios, with_disabled)
             return found + actions.directive_actions(kernels, analysis, params.range.start.line + 1,
                                                      params.range.end.line + 1)
 
         found = await asyncio.get_running_loop().run_in_executor(ls.action_pool, build)
         return [convert.code_action(a, uri, units) for a in found]
-
-
-def _register_commands(server: ClperfServer) -> None:
-    @server.command("clperf.selectDevice")
-    @guarded("clperf.selectDevice", {"error": "internal error, see the server log"})
-    async def select_device(ls: ClperfServer, *args: Any) -> Any:
-        loop = asyncio.get_running_loop()
-        if not args or not isinstance(args[0], str) or not args[0].strip():
-            choices = await loop.run_in_executor(ls.bench_pool, ls.targets.choices, ls.settings.device)
-            return [c.__dict__ for c in choices]
-        text = args[0].strip()
-        previous, ls.targets.override = ls.targets.override, text
-        try:
-            device = await loop.run_in_executor(ls.bench_pool, ls.targets.target, ls.settings.device)
-        except ClperfError as e:
-            ls.targets.override = previous
-            ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"clperf: {e}"))
-            return {"error": str(e)}
-        ls.reanalyze_all()
-        return {"device": device.name, "platform": device.platform, "source": device.source}
-
-    @server.command("clperf.benchmark")
-    @guarded("clperf.benchmark", {"error": "internal error, see the server log"})
-    async def benchmark(ls: ClperfServer, *args: Any) -> Any:
-        uri, name, line = _benchmark_target(args)
-        doc = ls.document(uri) if uri else None
-        if doc is None:
-            return {"error": "clperf.benchmark needs the URI of an open document"}
-        chosen = benchmarking.pick_kernels(ls.kernels(doc), name, line)
-        if not chosen:
-            return {"error": f"no kernel {'named ' + name if name else 'there'} in {uri}"}
-        return await _run_benchmarks(ls, doc, chosen)
-
-
-def _benchmark_target(args: tuple[Any, ...]) -> tuple[str | None, str | None, int | None]:
-    """Accepts ``{"uri", "kernel"?, "line"?}`` (0-based line, as LSP positions are) or ``uri[, kernel]``."""
-    if not args:
-        return None, None, None
-    first = args[0]
-    if isinstance(first, dict):
-        line = first.get("line")
-        return (first.get("uri") if isinstance(first.get("uri"), str) else None,
-                first.get("kernel") if isinstance(first.get("kernel"), str) else None,
-                line + 1 if isinstance(line, int) else None)
-    name = args[1] if len(args) > 1 and isinstance(args[1], str) else None
-    return (first if isinstance(first, str) else None), name, None
-
-
-async def _run_benchmarks(ls: ClperfServer, doc: Any, chosen: list[Any]) -> Any:
-    loop = asyncio.get_running_loop()
-    cancel = threading.Event()
-    token = f"clperf-benchmark-{uuid.uuid4()}"
-    progress = ls.supports("window", "work_done_progress")
-    if progress:
-        await ls.work_done_progress.create_async(token)
-        ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-            title="clperf benchmark", message=", ".join(k.name for k in chosen), percentage=0,
-            cancellable=True))
-        ls.work_done_progress.tokens[token].add_done_callback(lambda f: cancel.set())
-
-    def report(fraction: float, message: str) -> None:
-        if progress and not cancel.is_set():
-            ls.work_done_progress.report(token, types.WorkDoneProgressReport(
-                message=message, percentage=max(0, min(100, int(fraction * 100)))))
-
-    def work() -> list[benchmarking.Outcome]:
-        target = None
-        try:
-            target = ls.targets.target(ls.settings.device)
-        except ClperfError:
-            pass
-        device = ls.targets.runnable(target)
-        path = to_fs_path(doc.uri) or ""
-        return benchmarking.run(doc.source, path, chosen, device, ls.settings, root=ls.root_for(path),
-                                policy_name=ls.settings.benchmark_policy,
-                                timeout_s=ls.settings.benchmark_timeout_s,
-                                on_progress=lambda f, m: loop.call_soon_threadsafe(report, f, m),
-                                cancel=cancel)
-
-    outcomes: list[benchmarking.Outcome] = []
-    try:
-        outcomes = await loop.run_in_executor(ls.bench_pool, work)
-    except ClperfError as e:
-        ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"clperf: {e}"))
-        return {"error": str(e)}
-    except asyncio.CancelledError:
-        cancel.set()
-        raise
-    finally:
-        if progress:
-            done = "cancelled" if cancel.is_set() else f"{len(outcomes)} kernel(s) measured"
-            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=done))
-    st = ls.docs.state(doc.uri)
-    for o in outcomes:
-        st.measured[o.kernel] = o.measured
-    ls.refresh_views()
-    return [o.to_json() for o in outcomes]

@@ -25,7 +25,9 @@ CLIENTS = ["visual-studio-code", "neovim"]
 HOME = Path(tempfile.mkdtemp(prefix="clperf-lsp-tests-"))
 ENV = {**os.environ, "CLPERF_HOME": str(HOME), "CLPERF_CACHE_DIR": str(HOME / "cache")}
 SERVER = [sys.executable, "-m", "clperf.server", "--stdio", "--log-level", "INFO"]
-TEST_SETTINGS: dict[str, Any] = {"benchmarkPolicy": "quick", "benchmarkTimeout": 60}
+# the shipped H200 profile: estimates every machine gives alike (the default device, the best local one,
+# and the measurement of its peaks are tested in test_devices.py)
+TEST_SETTINGS: dict[str, Any] = {"device": "h200", "benchmarkPolicy": "quick", "benchmarkTimeout": 60}
 
 
 def _record_diagnostics(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
@@ -144,6 +146,20 @@ def line_of(text: str, needle: str) -> int:
     raise AssertionError(f"{needle!r} not in the text")
 
 
+def hover_rows(text: str) -> list[tuple[str, str]]:
+    """A kernel hover's rows as ``(label, value)``, from a table (``| k | v |``, VS Code) or a list
+    (``- **k**: v``, clients without a Markdown parser of their own, Neovim)."""
+    out = []
+    for line in text.split("\n"):
+        if line.startswith("| ") and not line.startswith("| |"):
+            label, value = line.removeprefix("| ").removesuffix(" |").split(" | ", 1)
+            out.append((label, value))
+        elif line.startswith("- **"):
+            label, value = line.removeprefix("- **").split("**: ", 1)
+            out.append((label, value))
+    return out
+
+
 def children(pid: int) -> list[str]:
     """Names of the processes whose parent is ``pid``."""
     out = []
@@ -170,6 +186,7 @@ def lsp() -> SimpleNamespace:
         line_of=line_of,
         start=start,
         children=children,
+        rows=hover_rows,
         home=HOME,
         data=DATA,
         settings=TEST_SETTINGS,

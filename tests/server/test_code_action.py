@@ -30,6 +30,7 @@ async def test_unroll_pragma(client: LanguageClient, lsp) -> None:
     found = await actions(client, uri, diag.range.start.line, [diag])
     fix = next(a for a in found if a.title.startswith("Insert #pragma unroll 8"))
     assert "predicted" in fix.title, fix.title  # the estimator ran on the edited file
+    assert fix.title.endswith(" on NVIDIA H200)"), fix.title  # the device the speedup is for
     edit = fix.edit.changes[uri][0]
     loop_line = lsp.line_of(text, "for (int k = 0; k < 8; k++)")
     assert edit.range.start == types.Position(line=loop_line, character=0)
@@ -112,5 +113,9 @@ async def test_on_the_local_pocl_code_actions_run_nothing_and_use_counted_code_o
     assert "counted" in counted["prediction"], counted["prediction"]
     again = await actions(bare, uri, diag.range.start.line, [diag])
     fix = next(a for a in again if a.title.startswith("Insert #pragma unroll 8"))
-    assert fix.title == counted["title"] != static.title, (fix.title, counted["title"], static.title)
+    # the same figure as the CLI's, and the title names the device it is for
+    device = static.title.rsplit(" faster on ", 1)[1].removesuffix(")")
+    assert device.startswith("pthread-"), static.title
+    expected = counted["title"][:-1] + f" on {device})"
+    assert fix.title == expected != static.title, (fix.title, counted["title"])
     assert not any(n.startswith("python") for n in lsp.children(pid)), lsp.children(pid)

@@ -23,9 +23,13 @@ async def test_select_device_lists_profiles_and_local_devices(client: LanguageCl
     sources = {c["source"] for c in choices}
     assert "profile" in sources and "discovered" in sources, choices
     assert any("H200" in c["label"] for c in choices)
-    # exactly one is the current target: by default the shipped H200 profile (what the status bar shows)
+    # exactly one is the current device: the tests' clperf.device names the H200 profile (the default,
+    # the best local device, is tested in test_devices.py)
     current = [c for c in choices if c["current"]]
     assert len(current) == 1 and "H200" in current[0]["label"] and current[0]["source"] == "profile", choices
+    now = await command(client, "clperf.currentDevice")
+    assert {k: now[k] for k in ("label", "text", "source", "platform")} == {
+        k: current[0][k] for k in ("label", "text", "source", "platform")}
 
 
 @pytest.mark.e2e
@@ -147,7 +151,9 @@ async def test_benchmark_without_a_document_is_an_error_not_a_crash(client: Lang
 @pytest.mark.slow
 async def test_no_kernel_runs_without_the_benchmark_command(bare: LanguageClient, lsp, tmp_path) -> None:
     home = tmp_path / "state"
-    await lsp.start(bare, "visual-studio-code", {"cacheDirectory": str(home), "device": "portable"})
+    # measurePeaks off: not even clperf's own peak kernels (test_devices.py has them measured)
+    await lsp.start(bare, "visual-studio-code", {"cacheDirectory": str(home), "device": "portable",
+                                                 "measurePeaks": False})
     text = lsp.fixture_text("kernels.cl")
     uri = await lsp.open_doc(bare, text)
     lsp.replace_all(bare, uri, text + "\n", version=2)
@@ -156,8 +162,10 @@ async def test_no_kernel_runs_without_the_benchmark_command(bare: LanguageClient
         await bare.text_document_hover_async(
             types.HoverParams(text_document=lsp.doc_id(uri), position=types.Position(line=line, character=16))
         )
-    await bare.text_document_code_lens_async(types.CodeLensParams(text_document=lsp.doc_id(uri)))
+    lenses = await bare.text_document_code_lens_async(types.CodeLensParams(text_document=lsp.doc_id(uri)))
+    assert "clperf.measurePeaks is off" in lenses[0].command.title, lenses[0].command.title
     await command(bare, "clperf.selectDevice")
+    await command(bare, "clperf.currentDevice")
     # no benchmark worker was started, no device peaks were measured, nothing was stored
     assert [n for n in lsp.children(bare._server.pid) if n != "clang-19"] == []  # type: ignore[union-attr]
     assert not (home / "devices").exists() and not (home / "measurements.jsonl").exists()

@@ -15,6 +15,7 @@ WRONG = {
     "cacheDirectory": None,
     "benchmarkTimeout": "soon",
     "poclCode": "yes",
+    "measurePeaks": "no",
     "features": {"codeLens": "yes", "hover": False, "inlayHints": 1},
 }
 
@@ -29,11 +30,13 @@ def test_parse_reports_each_bad_field_and_keeps_the_good_ones() -> None:
         "clperf.defaultScenario",
         "clperf.benchmarkTimeout",
         "clperf.poclCode",
+        "clperf.measurePeaks",
         "clperf.features.codeLens",
         "clperf.features.inlayHints",
     ):
         assert name in text, (name, text)
-    assert len(problems) == 7
+    assert len(problems) == 8
+    assert settings.measure_peaks  # "no" is not false: the default stands
 
 
 def test_parse_accepts_valid_settings() -> None:
@@ -44,10 +47,11 @@ def test_parse_accepts_valid_settings() -> None:
             "defaultScenario": "--global 4096 --local 64",
             "features": {"diagnostics": False},
             "poclCode": True,
+            "measurePeaks": False,
         }
     )
     assert problems == []
-    assert settings.pocl_code
+    assert settings.pocl_code and not settings.measure_peaks
     assert settings.device == "h200" and settings.scenario_spec.global_size == ("4096",)
     assert settings.features == Features(diagnostics=False)
     assert parse_settings("nonsense")[0] == Settings() and parse_settings("nonsense")[1]
@@ -63,7 +67,10 @@ async def test_wrong_types_give_messages_and_defaults(bare: LanguageClient, lsp,
     await lsp.until(lambda: len(bare.messages) >= 6, what="a message per bad setting")
     assert all(m.type == types.MessageType.Warning for m in bare.messages)
     lenses = await bare.text_document_code_lens_async(types.CodeLensParams(text_document=lsp.doc_id(uri)))
-    assert lenses and "NVIDIA H200" in lenses[0].command.title  # device 42 ignored: the default target
+    default = await bare.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="clperf.currentDevice"))
+    assert default["source"] == "discovered"  # device 42 ignored: the default, the best local device
+    assert lenses and default["text"] in lenses[0].command.title, lenses[0].command.title
     hover = await bare.text_document_hover_async(
         types.HoverParams(text_document=lsp.doc_id(uri), position=types.Position(line=4, character=16))
     )

@@ -1,12 +1,13 @@
 """Code actions that need no compile (``clperf.server.actions.directive_actions``): the scenario directive
-offered for a kernel that runs on the documented defaults. The rewrite quick fixes
-(``rewrite_actions``) compile the edited file with clang and are tested through the server."""
+offered for a kernel that runs on the documented defaults, and the device a quick fix's speedup names.
+The rewrite quick fixes (``rewrite_actions``) compile the edited file with clang and are tested through
+the server."""
 
 from __future__ import annotations
 
 from clperf.core.frontend import parse
-from clperf.core.records import Scenario
-from clperf.server.actions import directive_actions
+from clperf.core.records import Device, Scenario
+from clperf.server.actions import directive_actions, on_device
 from clperf.server.engine import Analysis, KernelResult
 from clperf.server.views import Edit, Span
 
@@ -57,3 +58,11 @@ def test_no_directive_is_offered_for_a_fully_written_scenario_or_before_an_analy
     written = Scenario((4096,), (64,), {"a": 4096, "f": 2.0})
     assert directive_actions(parse(SOURCE), analysis(written), 1, 4) == []
     assert directive_actions(parse(SOURCE), None, 1, 4) == []
+
+
+def test_a_predicted_speedup_names_the_device_it_is_for() -> None:
+    h200 = Device("NVIDIA H200", "NVIDIA CUDA", "gpu", 132, 1980, 49152, 1024, "560.35")
+    assert on_device("Insert #pragma unroll 8 (predicted 1.12x faster)", True, h200) == (
+        "Insert #pragma unroll 8 (predicted 1.12x faster on NVIDIA H200)")
+    # no prediction, no device to name
+    assert on_device("Unroll the loop by hand", False, h200) == "Unroll the loop by hand"

@@ -94,9 +94,11 @@ def test_a_lens_sits_at_the_start_of_its_line_and_a_title_only_lens_has_no_argum
     assert convert.code_lens(Lens(1, "≈ 6.54 µs")).command == types.Command(title="≈ 6.54 µs", command="")
 
 
-def test_a_hover_is_markdown_over_its_span() -> None:
-    h = convert.hover(HoverText("**k** on NVIDIA H200", Span(1, 15, 1, 16)))
+def test_a_hover_is_markdown_over_its_span_or_plain_text_for_a_client_without_markdown() -> None:
+    h = convert.hover(HoverText(Span(1, 15, 1, 16), "k", " on NVIDIA H200"))
     assert h.contents == types.MarkupContent(kind=types.MarkupKind.Markdown, value="**k** on NVIDIA H200")
+    plain = convert.hover(HoverText(Span(1, 15, 1, 16), "k", " on NVIDIA H200"), style="plain")
+    assert plain.contents == types.MarkupContent(kind=types.MarkupKind.PlainText, value="k on NVIDIA H200")
     assert h.range == types.Range(
         start=types.Position(line=0, character=14), end=types.Position(line=0, character=15)
     )

@@ -1,4 +1,5 @@
-"""Hover (``clperf.server.hover``): the estimate's table on a kernel's name, the pattern on an access."""
+"""Hover (``clperf.server.hover``): the estimate's rows on a kernel's name, the pattern on an access, each
+written as a table, a list or plain text for the client."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from clperf.predictor.analysis.records import Access, KernelReport, Ops
 from clperf.predictor.model.roofline import Traffic
 from clperf.server.documents import Measured
 from clperf.server.engine import Analysis, KernelResult
-from clperf.server.hover import access_span, hover_at, kernel_markdown
+from clperf.server.hover import access_span, hover_at, hover_style, kernel_hover, render
 from clperf.server.views import Span
 
 SOURCE = """__kernel void transpose(__global float *out, __global const float *in, int rows)
@@ -77,6 +78,15 @@ def result(**changes: Any) -> KernelResult:
         estimate_problem=None,
     )
     return replace(plain, **changes)
+
+
+SPAN = Span(1, 15, 1, 24)
+
+
+def kernel_markdown(result: KernelResult, device: Device | None, measured: Measured | None,
+                    stale: bool = False) -> str:
+    """The kernel hover as a client with a Markdown parser (VS Code) gets it."""
+    return render(kernel_hover(result, device, measured, SPAN, stale), "table")
 
 
 def rows(markdown: str) -> dict[str, str]:
@@ -186,7 +196,7 @@ def test_a_kernel_on_defaults_without_an_estimate_says_why_and_what_was_defaulte
         "estimate": "none: no target device",
         "scenario": "global 1048576, local runtime's choice",
         "arguments": "out=1048576, in=1048576, rows=1024",
-        "defaulted": "global, local, rows (add a `// clperf:` directive to set them)",
+        "defaulted": "global, local, rows (add a // clperf: directive to set them)",
         "scenario problem": "--arg rows=x: not a number",
         "last measured": "never, for this exact source (run the Benchmark lens)",
     }
@@ -215,6 +225,38 @@ def test_a_multi_line_build_log_stays_inside_the_hover_table() -> None:
     text = kernel_markdown(result(last_measured=measurement("build-error", log)), H200, None)
     table = text.split("\n")[2:]
     assert all(line.startswith("| ") and line.count(" | ") == 1 for line in table[2:]), table
+    # the log's <source> is text, not an HTML tag a Markdown renderer would hide
+    assert rows(text)["last measured"] == (
+        "build-error on NVIDIA H200: build failed: \\<source\\>:4:5: error: use of undeclared identifier 'x'")
+
+
+def test_a_client_without_markdown_tables_gets_a_list_and_one_without_markdown_plain_lines() -> None:
+    hover = kernel_hover(result(), H200, None, SPAN)
+    assert render(hover, "list").split("\n")[:4] == [
+        "**transpose** on NVIDIA H200",
+        "",
+        "- **time**: ≈ 6.54 µs (likely 4.1 µs – 9.8 µs)",
+        "- **cycles**: 12.9 k",
+    ]
+    plain = render(hover, "plain")
+    assert plain.split("\n")[:3] == [
+        "transpose on NVIDIA H200", "", "time: ≈ 6.54 µs (likely 4.1 µs – 9.8 µs)"]
+    assert "|" not in plain and "**" not in plain and "`" not in plain
+    assert "defaulted: nothing: the scenario is fully written" in plain
+
+
+def test_the_style_follows_the_clients_hover_formats_and_markdown_parser() -> None:
+    assert hover_style(["markdown", "plaintext"], markdown_parser=True) == "table"  # VS Code: marked
+    assert hover_style(["markdown", "plaintext"], markdown_parser=False) == "list"  # Neovim, Emacs
+    assert hover_style(["plaintext"], markdown_parser=True) == "plain"
+    assert hover_style(None, markdown_parser=False) == "plain"  # a client that says nothing
+
+
+def test_a_kernel_whose_device_peaks_are_being_measured_says_so() -> None:
+    waiting = result(estimate=None, estimate_problem="measuring the peaks of pthread-x (once, a few seconds)",
+                     pending=True)
+    assert rows(kernel_markdown(waiting, H200, None))["estimate"] == (
+        "none yet: measuring the peaks of pthread-x (once, a few seconds)")
 
 
 def test_hovering_the_kernel_name_shows_the_table_over_the_name() -> None:
@@ -223,7 +265,7 @@ def test_hovering_the_kernel_name_shows_the_table_over_the_name() -> None:
     lines = SOURCE.split("\n")
     hover = hover_at(kernels, analysis, {}, lines, 1, 20)
     assert hover is not None and hover.span == Span(1, 15, 1, 24)
-    assert hover.markdown.startswith("**transpose** on NVIDIA H200")
+    assert render(hover, "table").startswith("**transpose** on NVIDIA H200")
     assert hover_at(kernels, analysis, {}, lines, 1, 14) is None  # the space before the name
     assert hover_at(kernels, analysis, {}, lines, 1, 30) is None  # a parameter
     assert hover_at(kernels, None, {}, lines, 1, 20) is None  # nothing analysed yet
@@ -236,9 +278,11 @@ def test_hovering_an_access_shows_its_pattern_after_the_kernel_moved_down() -> N
     hover = hover_at(parse(moved), analysis, {}, lines, 6, 8)
     assert hover is not None
     assert hover.span == Span(6, 5, 6, 18)  # out[i * rows]
-    assert hover.markdown == (
+    assert render(hover, "table") == (
         "**out**: store of out (global): strided, rows elements between neighbouring work-items"
     )
+    assert render(hover, "plain") == (
+        "out: store of out (global): strided, rows elements between neighbouring work-items")
     assert hover_at(parse(moved), analysis, {}, lines, 4, 8) is None  # the access's old line
 
 

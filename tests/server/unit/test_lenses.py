@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from clperf.core.frontend import parse
 from clperf.core.records import Device, Estimate, Measurement, Scenario, Status
+from clperf.server.benchmarking import Outcome
 from clperf.server.documents import Measured, kernel_text
 from clperf.server.engine import Analysis, KernelResult
 from clperf.server.lenses import BENCHMARK_COMMAND, estimate_title, kernel_lenses, measured_title
@@ -20,6 +23,8 @@ __kernel void fill(__global float *b)
 }
 """
 H200 = Device("NVIDIA H200", "NVIDIA CUDA", "gpu", 132, 1980, 49152, 1024, "560.35")
+H200_PROFILE = replace(H200, source="profile", peak_bandwidth_gbs=4800.0, peak_gflops=67000.0)
+POCL = Device("pthread-haswell", "Portable Computing Language", "cpu", 2, 2600, 2097152, 4096, "3.1")
 WRITTEN = Scenario((4096,), (64,), {"a": 4096, "f": 2.0})
 ON_DEFAULTS = Scenario((1048576,), None, {"a": 1048576, "f": 1.0}, defaulted=("global", "local", "a", "f"))
 ESTIMATE = Estimate(
@@ -136,3 +141,48 @@ def test_the_measured_lens_notices_an_edit_of_the_kernel_it_measured() -> None:
     edited = SOURCE.replace("*= f", "*= 2.0f * f")
     lenses = kernel_lenses("file:///k.cl", parse(edited)[:1], analysis, measured, edited.split("\n"))
     assert lenses[1].title == "measured 7.1 µs on NVIDIA H200 before your last edit"
+
+
+def test_a_profile_estimate_says_where_the_benchmark_will_run() -> None:
+    kernels = parse(SOURCE)[:1]
+    on_profile = Analysis("file:///k.cl", 1, "", H200_PROFILE, (), {"scale": result()}, 1.0,
+                          bench_device=POCL)
+    titles = [lens.title for lens in kernel_lenses("file:///k.cl", kernels, on_profile, {})]
+    assert titles == ["≈ 6.54 µs · 12.9 k cycles on NVIDIA H200 · memory-bound",
+                      "Benchmark on pthread-haswell"]
+    # the current device is local: the benchmark runs on it, which the estimate lens names
+    local = Analysis("file:///k.cl", 1, "", POCL, (), {"scale": result()}, 1.0, bench_device=POCL)
+    assert [lens.title for lens in kernel_lenses("file:///k.cl", kernels, local, {})][-1] == "Benchmark"
+    # a profile on a machine with no OpenCL device: nothing to run, and the lens is plain text
+    alone = Analysis("file:///k.cl", 1, "", H200_PROFILE, (), {"scale": result()}, 1.0)
+    last = kernel_lenses("file:///k.cl", kernels, alone, {})[-1]
+    assert (last.title, last.command) == ("no local OpenCL device to benchmark on", "")
+
+
+def test_a_kernel_waiting_for_its_devices_peaks_says_so_instead_of_no_estimate() -> None:
+    waiting = KernelResult("scale", None, WRITTEN, None, None,
+                           "measuring the peaks of pthread-haswell (once)", pending=True)
+    assert estimate_title(waiting, "pthread-haswell") == (
+        "clperf: measuring the peaks of pthread-haswell (once)…")
+
+
+def test_no_no_estimate_lens_beside_a_measurement_that_carries_the_estimate() -> None:
+    lines = SOURCE.split("\n")
+    scale = parse(SOURCE)[0]
+    ran = Measured(replace(measurement(), device=POCL), ESTIMATE, kernel_text(lines, scale))
+    no_peaks = result(estimate=None, problem="the peaks of pthread-haswell are not measured yet")
+    analysis = Analysis("file:///k.cl", 1, "", POCL, (), {"scale": no_peaks}, 1.0, bench_device=POCL)
+    titles = [lens.title for lens in kernel_lenses("file:///k.cl", [scale], analysis, {"scale": ran}, lines)]
+    assert titles == ["measured 7.1 µs (est. 6.54 µs) on pthread-haswell", "Benchmark"]
+    # a measurement on another device says nothing about this one's estimate
+    elsewhere = Measured(measurement(), ESTIMATE, kernel_text(lines, scale))
+    titles = [lens.title
+              for lens in kernel_lenses("file:///k.cl", [scale], analysis, {"scale": elsewhere}, lines)]
+    assert titles[0].startswith("clperf: no estimate (the peaks of pthread-haswell")
+
+
+def test_a_benchmark_result_carries_the_line_a_client_prints() -> None:
+    outcome = Outcome("scale", Measured(measurement(), ESTIMATE))
+    assert outcome.to_json()["summary"] == "scale: measured 7.1 µs (est. 6.54 µs) on NVIDIA H200"
+    failed = Outcome("scale", Measured(measurement("timeout", None), None))
+    assert failed.summary() == "scale: benchmark timeout: no time"
