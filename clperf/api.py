@@ -225,13 +225,15 @@ class Workspace:
         resolved, the command line's alone are, and ``problem`` says why (with ``strict``: ScenarioError)."""
         spec, problems = self.spec(kernel, path=path, command_line=command_line, strict=strict)
         dims = kernel.dims_used
+        root = path.parent if path is not None else None  # where file: fills are found
         try:
-            scenario = resolve(spec, list(params), dims, required_local)
+            scenario = resolve(spec, list(params), dims, required_local, data_root=root)
         except ScenarioError as e:
             if strict:
                 raise
             problems.append(str(e))
-            scenario = resolve(command_line or ScenarioSpec(), list(params), dims, required_local)
+            scenario = resolve(command_line or ScenarioSpec(), list(params), dims, required_local,
+                               data_root=root)
         return Resolved(scenario, "; ".join(problems) or None, tuple(problems))
 
     def target(self, path: Path, kernel_name: str | None = None,
@@ -264,9 +266,15 @@ class Workspace:
         parsed = parsed or next((k for k in frontend.parse(text) if k.name == kernel.name), None)
         if parsed is None:  # the parse missed what clang compiled (a macro-made kernel): no directive
             return Resolved(resolve(command_line or ScenarioSpec(), list(kernel.params), 1,
-                                    kernel.required_local))
+                                    kernel.required_local, data_root=path.parent if path else None))
         return self.resolve(parsed, kernel.params, path=path, required_local=kernel.required_local,
                             command_line=command_line, strict=strict)
+
+    def compiler_params(self, text: str, path: Path | None, kernel: str) -> tuple[Param, ...]:
+        """``kernel``'s parameters with the compiler's types (typedefs and structs resolved), as a
+        benchmark allocates them; the front end's when clang cannot build the file."""
+        return runner.kernel_signature(text, kernel, str(path) if path else "",
+                                       self.runtime_options(text, path)).params
 
     # ---- estimates -------------------------------------------------------------------------------------
 

@@ -88,7 +88,7 @@ def run(text: str, path: str, kernels: Sequence[frontend.Kernel], device: Device
     for i, k in enumerate(kernels):
         if cancel.is_set():
             break
-        scenario = ws.resolve(k, k.params, path=file).scenario
+        scenario = ws.resolve(k, ws.compiler_params(text, file, k.name), path=file).scenario
 
         def progress(fraction: float, message: str, i: int = i, name: str = k.name) -> None:
             on_progress((i + fraction) / len(kernels), f"{name}: {message}")

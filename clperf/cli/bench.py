@@ -182,17 +182,16 @@ def format_measurement(m: Measurement) -> str:
 
 
 def buffer_bytes(m: Measurement) -> int:
-    """Bytes of the ``__global`` buffers of a measurement (from the source's parameter types)."""
-
+    """Bytes of the ``__global`` buffers of a measurement (element sizes from the compiler's types)."""
     try:
         source = read_source(m.file).text if m.file else ""
-    except InputError:
+        ws = Workspace(build_options=m.build_options)
+        params = ws.compiler_params(source, Path(m.file), m.kernel)
+    except ClperfError:
         return 0
-    for k in parse(source):
-        if k.name == m.kernel:
-            return sum(int(m.scenario.args.get(p.name, 0)) * (p.element_size or 0) for p in k.params
-                       if p.pointer and p.address_space in ("global", "constant"))
-    return 0
+    sizes = {p.name: p.element_size or 0 for p in params}
+    return sum(int(m.scenario.args.get(p.name, 0)) * sizes[p.name] for p in params
+               if p.pointer and p.address_space in ("global", "constant"))
 
 
 # --- sweep -----------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 from clperf.cli import add_build_options, add_json_flag
 from clperf.cli import fix as fix_cli
 from clperf.cli import model as model_cli
-from clperf.cli.sarif import to_sarif
+from clperf.cli.sarif import invocation_now, to_sarif
 from clperf.core.errors import InputError
 from clperf.predictor.analysis.pipeline import analyze_file
 
@@ -207,12 +207,12 @@ def _files(paths: Iterable[Path]) -> list[Path]:
 
 
 def run_check(ns: argparse.Namespace) -> int:
-
+    started = invocation_now()  # SARIF's invocation starts before the first file is read
     files = _files(ns.paths)
     reports = [analyze_file(f, ns.build_options) for f in files]
     fmt = "json" if ns.json else ns.format
     if fmt == "sarif":
-        text = json.dumps(to_sarif(reports), indent=1)
+        text = json.dumps(to_sarif(reports, started), indent=1)
     elif fmt == "json":
         text = json.dumps({"files": [r.to_json() for r in reports]}, indent=1)
     else:

@@ -260,7 +260,7 @@ def parse_diagnostics(stderr: str, text: str) -> tuple[Diagnostic, ...]:
             include_line = None
         severity: Severity = "error" if "error" in sev else "warning" if sev == "warning" else "information"
         flag = m.group("flag")
-        code = flag.split(",")[0].lstrip("-") if flag else ("compile-error" if severity == "error" else sev)
+        code = flag.split(",")[-1].lstrip("-") if flag else ("compile-error" if severity == "error" else sev)
         key = (line, col, message)
         if key in seen:
             continue

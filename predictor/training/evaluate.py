@@ -119,7 +119,7 @@ def _gbm(ex: Examples, train: np.ndarray, seed: int, hand_weight: float) -> Any:
         from sklearn.ensemble import HistGradientBoostingRegressor
     except ImportError as e:
         raise InputError("clperf evaluate needs scikit-learn for the gradient-boosting baseline: "
-                         "pip install scikit-learn") from e
+                         "pip install 'clperf[train]'") from e
     gbm = HistGradientBoostingRegressor(max_iter=400, learning_rate=0.08, max_leaf_nodes=63,
                                         l2_regularization=1.0, random_state=seed)
     # weighted as the network draws its batches: each kernel the same in all, hand-written ones hand_weight
@@ -209,8 +209,10 @@ def run(data: Sequence[Path], model_dir: Path | None, report_dir: Path, *, progr
 
 def _plot(path: Path, ex: Examples, test: np.ndarray, preds: dict[str, np.ndarray],
           devices: np.ndarray) -> None:
-    import matplotlib
-
+    try:
+        import matplotlib
+    except ImportError as e:
+        raise InputError("clperf evaluate needs matplotlib for its plot: pip install 'clperf[train]'") from e
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
