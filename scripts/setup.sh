@@ -6,7 +6,10 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 # llvm-19: llvm-mca; llvm-15, clang-15: PoCL's own LLVM, to rebuild and count its code (predictor/model/cpu_code.py)
-apt_packages=(clang-19 llvm-19 pocl-opencl-icd ocl-icd-libopencl1 clinfo llvm-15 clang-15)
+# oclgrind, liboclgrind-dev, opencl-c-headers, llvm-14-dev (Oclgrind's LLVM), g++: the counting run's
+# interpreter and its plugin (benchmark/counting)
+apt_packages=(clang-19 llvm-19 pocl-opencl-icd ocl-icd-libopencl1 clinfo llvm-15 clang-15
+              oclgrind liboclgrind-dev opencl-c-headers llvm-14-dev g++)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -43,4 +46,10 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]] || ! .venv/bin/python -c "imp
   fi
   rm -f "$log"
   echo "$want" > "$stamp"
+fi
+
+# The counting run's Oclgrind plugin: built once into the state folder (clperf builds it there on first
+# use too); a failure only means predictions go without counting runs, so it warns instead of stopping.
+if ! .venv/bin/python -m clperf.benchmark.counting >/dev/null; then
+  echo "setup: the counting run's Oclgrind plugin did not build (message above); continuing without it" >&2
 fi

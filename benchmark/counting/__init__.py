@@ -19,6 +19,7 @@ options, scenario, the sha256 of each buffer's data, the sampling settings and t
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -74,13 +75,16 @@ class _Job:
                              self.scenario.global_size, self.scenario.local_size, self.inputs.arguments(),
                              sample_groups, trace_groups, trace_cap)
 
-    def counts(self, outcome: launch.Outcome) -> Counts | Failed:
+    def clperf_ir(self) -> str | None:
+        """The IR clperf's analysis reads (compiled once per process), whose block names counts take."""
+        return compile_source(self.source, self.path, self.options).ir
+
+    def counts(self, outcome: launch.Outcome, ir: str | None) -> Counts | Failed:
         if outcome.report is None:
             return Failed(outcome.failure or "no counts")
         if not outcome.report.get("groups"):
             limit = "abandoned at the time limit" if outcome.report.get("aborted") else "did not finish"
             return Failed(f"no work-group finished within the budget (the first one {limit})")
-        ir = compile_source(self.source, self.path, self.options).ir  # the IR clperf's analysis reads
         return summarize(outcome.report, outcome.trace, work_items=self.scenario.work_items, clperf_ir=ir,
                          source=self.source, elapsed_s=outcome.elapsed_s)
 
@@ -98,6 +102,7 @@ def count(source: str, kernel: str, scenario: Scenario, *, build_options: str = 
     Oclgrind or the plugin unavailable, a scenario whose inputs cannot be made, a kernel that does not
     build or crashes, or no work-group that finished within the budget. A kernel that reads or writes
     out of bounds is counted, and ``Counts.errors`` holds Oclgrind's reports."""
+    started = time.time()
     settings: Settings = (float(budget_s), int(sample_groups), int(trace_groups), int(trace_cap))
     try:
         job = _Job(source, kernel, scenario, build_options, data, path)
@@ -115,8 +120,9 @@ def count(source: str, kernel: str, scenario: Scenario, *, build_options: str = 
     try:
         tc = oclgrind.toolchain()
         plugin = oclgrind.plugin(tc)
-        outcome = launch.run(job.request(settings), plugin, tc.icd, budget_s=budget_s)
-        result = job.counts(outcome)
+        ir = job.clperf_ir()  # before the run, inside its budget
+        outcome = launch.run(job.request(settings), plugin, tc.icd, budget_s=budget_s, start=started)
+        result = job.counts(outcome, ir)
     except (oclgrind.Unavailable, OSError) as e:
         log.info("no counting run of %s: %s", kernel, e)
         return None

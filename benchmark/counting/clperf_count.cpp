@@ -15,10 +15,11 @@
 // group count, coprime to it: every prefix of the order is spread over the grid, so the time
 // budget may end the run after any group.
 //
-// Time: no group starts after CLPERF_COUNT_DEADLINE (the first group always starts), and a group
-// still running at CLPERF_COUNT_ABORT (a kernel that loops forever) is abandoned. Both stop the
-// Oclgrind worker thread the same way Oclgrind stops on an internal error, by throwing its
-// FatalError, which the worker catches; kernelEnd still runs and writes what was counted.
+// Time: no group starts that would end after CLPERF_COUNT_DEADLINE, judged by the mean time of the
+// groups so far (the first group always starts), and a group still running at CLPERF_COUNT_ABORT
+// (a kernel that loops forever) is abandoned. Both stop the Oclgrind worker thread the way Oclgrind
+// stops on an internal error, by throwing its FatalError, which the worker catches; kernelEnd still
+// runs and writes what was counted.
 //
 // Environment: CLPERF_COUNT_OUT (output prefix: PREFIX.json and PREFIX.trace), CLPERF_COUNT_SAMPLE
 // (groups to run, 0 for all), CLPERF_COUNT_TRACE (how many of them record accesses),
@@ -123,32 +124,31 @@ std::string quoted(const std::string& s)
   return out + "\"";
 }
 
-// The run order of ``total`` groups, cut to ``sample`` (0: all): first, last, then a golden-ratio
+// The run order of ``total`` groups, its first ``sample`` (0: all): first, last, then a golden-ratio
 // stride coprime to ``total``, which visits every group once.
 std::vector<size_t> spread(size_t total, size_t sample)
 {
+  size_t want = sample && sample < total ? sample : total;
   std::vector<size_t> order;
+  order.reserve(want);
   if (total <= 2)
   {
-    for (size_t g = 0; g < total; ++g)
+    for (size_t g = 0; g < want; ++g)
+      order.push_back(g);
+    return order;
+  }
+  size_t stride = std::max<size_t>(1, size_t(double(total) * 0.6180339887498949 + 0.5));
+  while (std::gcd(stride, total) != 1)
+    ++stride;
+  order.push_back(0);
+  if (want > 1)
+    order.push_back(total - 1);
+  for (size_t k = 1; order.size() < want; ++k)
+  {
+    size_t g = size_t((unsigned __int128)k * stride % total); // k * stride may pass 2^64
+    if (g != total - 1)
       order.push_back(g);
   }
-  else
-  {
-    size_t stride = std::max<size_t>(1, size_t(double(total) * 0.6180339887498949 + 0.5));
-    while (std::gcd(stride, total) != 1)
-      ++stride;
-    order.push_back(0);
-    order.push_back(total - 1);
-    for (size_t k = 1; k < total; ++k)
-    {
-      size_t g = (k * stride) % total;
-      if (g != total - 1)
-        order.push_back(g);
-    }
-  }
-  if (sample && sample < order.size())
-    order.resize(sample);
   return order;
 }
 
@@ -207,7 +207,9 @@ public:
 
   void workGroupBegin(const oclgrind::WorkGroup* wg) override
   {
-    if (m_started++ > 0 && now() > m_deadline)
+    // a group that would end past the deadline, by the mean time of those so far, does not start
+    double t = now();
+    if (m_started++ > 0 && t + meanGroupSeconds() > m_deadline)
     {
       m_budgetSpent = true;
       throw oclgrind::FatalError(std::string(STOP_MARK) + "time budget spent", __FILE__, __LINE__);
@@ -220,6 +222,7 @@ public:
     w.traced = m_traced.count(w.group) > 0;
     w.counts.assign(m_blocks.size(), 0);
     w.instructions = 0;
+    w.began = t;
     w.lastBlock = nullptr;
     w.records.clear();
     w.seq.assign(w.traced ? w.items : 0, 0);
@@ -293,6 +296,7 @@ public:
     for (size_t b = 0; b < m_blocks.size(); ++b)
       m_counts[b] += w.counts[b];
     m_ran.push_back({w.group, w.items, w.instructions});
+    m_groupSeconds += now() - w.began;
     if (w.traced)
     {
       size_t room = m_cap > m_records.size() ? m_cap - m_records.size() : 0;
@@ -327,6 +331,7 @@ private:
     oclgrind::Size3 groupSize;
     bool traced = false;
     uint64_t instructions = 0, ticks = 0;
+    double began = 0;
     std::vector<uint64_t> counts; // per block of m_blocks
     const llvm::BasicBlock* lastBlock = nullptr;
     uint32_t lastIndex = NONE;
@@ -340,6 +345,12 @@ private:
     size_t group, items;
     uint64_t instructions;
   };
+
+  double meanGroupSeconds()
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_ran.empty() ? 0.0 : m_groupSeconds / double(m_ran.size());
+  }
 
   static Worker& worker()
   {
@@ -363,6 +374,7 @@ private:
     m_messages.clear();
     m_errors = 0;
     m_started = 0;
+    m_groupSeconds = 0;
     m_truncated = m_budgetSpent = m_aborted = false;
   }
 
@@ -516,6 +528,7 @@ private:
   std::vector<Record> m_records;
   std::vector<std::string> m_messages;
   uint64_t m_errors = 0;
+  double m_groupSeconds = 0; // summed over the completed groups
 };
 
 CountPlugin* g_plugin = nullptr;

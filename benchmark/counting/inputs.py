@@ -49,6 +49,9 @@ class KernelInputs:
 
     def __init__(self, sig: Signature, scenario: Scenario, root: Path | None,
                  data: Mapping[str, np.ndarray] | None = None) -> None:
+        missing = [p.name for p in sig.params if p.name not in scenario.args]
+        if missing:
+            raise ScenarioError(f"the scenario has no value for {', '.join(missing)}")
         check_inputs(sig, scenario, root)
         self.sig, self.scenario = sig, scenario
         self.plans = {b.param.name: b for b in plan_buffers(sig.params, scenario.args, scenario.fills, 64,

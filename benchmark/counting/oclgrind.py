@@ -134,12 +134,8 @@ def plugin(tc: Toolchain) -> Path:
 
 
 def main() -> None:
-    """``python -m clperf.benchmark.counting.oclgrind``: build the plugin now (set-up does), say where."""
+    """Build the plugin now and print where it is; exit status 1 with the reason when it cannot be."""
     try:
         print(plugin(toolchain()))
     except Unavailable as e:
         raise SystemExit(f"counting run unavailable: {e}") from e
-
-
-if __name__ == "__main__":
-    main()

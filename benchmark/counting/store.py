@@ -92,16 +92,23 @@ class CountStore:
         self.rows.set("counting:" + key, {"counts": result.to_json(), "trace": meta})
 
     def _write_trace(self, key: str, trace: np.ndarray) -> dict[str, Any] | None:
+        target = self.folder / f"{key}.npy"
+        part: str | None = None
         try:
             paths.ensure(self.folder)
             with tempfile.NamedTemporaryFile(dir=self.folder, suffix=".part", delete=False) as f:
+                part = f.name
                 np.save(f, np.ascontiguousarray(trace, TRACE_DTYPE), allow_pickle=False)
-            os.replace(f.name, self.folder / f"{key}.npy")
-            meta = {"sha256": _sha256(self.folder / f"{key}.npy"), "records": len(trace)}
+            os.replace(part, target)  # whole or absent, whoever reads it
+            part = None
+            meta = {"sha256": _sha256(target), "records": len(trace)}
             self._trim()
         except OSError as e:
             log.warning("counting cache: trace not stored (%s)", e)
             return None
+        finally:
+            if part is not None:
+                Path(part).unlink(missing_ok=True)
         return meta
 
     def _trim(self) -> None:
