@@ -28,12 +28,13 @@ import numpy as np
 
 LOAD, STORE, ATOMIC = 0, 1, 2  # ``kind``
 GLOBAL, CONSTANT, LOCAL = 1, 2, 3  # ``space``
-# One access of a traced work-item, the counting run's 32-byte record: linear group and local id, memory
-# instruction, ordinal among the work-item's accesses, bytes from the buffer's start, kernel argument (-1:
-# none), bytes, kind, space, and the buffer's number within its space (which tells __local arrays apart).
+# One access of a traced work-item: the counting run's 32-byte record (clperf.benchmark.counting's
+# TRACE_DTYPE): linear group and local id, memory instruction, ordinal among the work-item's accesses, bytes
+# from the buffer's start, kernel argument (-1: none), bytes, kind, space, and the buffer's number within its
+# space (which tells __local arrays apart).
 TRACE = np.dtype([("group", "<u4"), ("item", "<u4"), ("site", "<u4"), ("seq", "<u4"), ("offset", "<u8"),
                   ("arg", "<i2"), ("size", "<u2"), ("kind", "u1"), ("space", "u1"), ("buffer", "<u2")])
-_ALIASES = {"site": ("site", "inst")}  # the counting prototype's name of the site
+NO_ITEM = 0xFFFFFFFF  # ``item`` of a group's own access (async_work_group_copy)
 
 
 @dataclass(frozen=True)
@@ -93,12 +94,6 @@ class MemoryTraffic:
     group_lines: float  # mean distinct cache lines one work-group touches
     shared_lines: float  # share of a traced group's lines that another traced group also touches
     notes: tuple[str, ...] = ()
-
-
-def _col(trace: np.ndarray, name: str) -> np.ndarray:
-    for alias in (a for a in _ALIASES.get(name, (name,)) if a in (trace.dtype.names or ())):
-        return np.asarray(trace[alias])
-    raise ValueError(f"access trace has no {name!r} field (fields: {trace.dtype.names})")
 
 
 def _rank(x: np.ndarray) -> np.ndarray:
@@ -180,11 +175,13 @@ def _units(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, unit
 
 def _select(trace: np.ndarray, local: bool) -> dict[str, np.ndarray]:
     """The global and constant (or the __local) accesses, by column; ``region``: one id per buffer."""
-    space = _col(trace, "space")
+    space = trace["space"]
     m = space == LOCAL if local else (space == GLOBAL) | (space == CONSTANT)
     picked = trace if m.all() else trace[m]
-    t = {n: np.ascontiguousarray(_col(picked, n))
-         for n in ("group", "item", "site", "seq", "offset", "size", "kind", "space", "buffer")}
+    t = {n: np.array(picked[n]) for n in ("group", "item", "site", "seq", "offset", "size", "kind", "space",
+                                          "buffer")}
+    copy = np.flatnonzero(t["item"] == NO_ITEM)  # a group's copy is made by its work-items, 32 at a time
+    t["item"][copy], t["seq"][copy] = np.arange(len(copy)) % 32, np.arange(len(copy)) // 32
     t["region"] = _rank(_key(t["space"], t["buffer"]))
     t["g"] = _rank(t["group"])
     return t
@@ -238,10 +235,9 @@ def bank_conflicts(trace: np.ndarray, warp_size: int = 32, banks: int = 32, bank
 
 def occupancy(group_items: int, local_bytes: int, mem: GpuMemory, registers_per_item: int = 32,
               max_group_items: int = 1024, max_local_per_group: int = 0) -> Occupancy:
-    """Resident work-groups per SM by the CUDA occupancy calculator's rules: warps, groups, registers given
-    per warp in ``register_alloc_unit`` steps within each scheduler's share, __local in ``local_alloc_unit``
-    steps plus the driver's reserve. A group that cannot fit is refused (``groups_per_sm`` 0), as the driver
-    refuses it; ``max_local_per_group`` is the device's __local limit per group (0: none)."""
+    """Resident work-groups per SM by the CUDA occupancy calculator's rules (warps, groups, registers per warp
+    in ``register_alloc_unit`` steps within each scheduler's share, __local in ``local_alloc_unit`` steps and
+    the driver's reserve). A group that cannot fit, or is over ``max_local_per_group``, is refused (0)."""
     regs = max(1, min(registers_per_item, mem.max_registers_per_item))
     regs_per_warp = -(-regs * mem.warp_size // mem.register_alloc_unit) * mem.register_alloc_unit
     parts = max(1, mem.register_partitions)

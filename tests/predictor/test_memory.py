@@ -12,6 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from clperf.benchmark.counting.trace import TRACE_DTYPE
 from clperf.predictor.model import memory, profiles
 from clperf.predictor.model.memory import ATOMIC, GLOBAL, LOAD, LOCAL, STORE, TRACE
 
@@ -62,16 +63,14 @@ def test_requests_pair_the_nth_execution_of_a_site_across_diverged_lanes():
     assert got[1] == memory.SiteSectors(requests=1, sectors=1, lines=1)
 
 
-def test_the_counting_prototypes_field_names_are_read_too():
-    t = trace(item=LANES, offset=8 * LANES, buffer=3)
-    prototype = np.zeros(len(t), [("group", "<u4"), ("item", "<u4"), ("inst", "<u4"), ("seq", "<u4"),
-                                  ("offset", "<u8"), ("buffer", "<u4"), ("size", "<u2"), ("kind", "u1"),
-                                  ("space", "u1")])
-    for name in prototype.dtype.names:
-        prototype[name] = t["site" if name == "inst" else name]
-    assert memory.warp_sectors(prototype) == memory.warp_sectors(t)
-    assert memory.memory_traffic(prototype, 4, MEM, groups_per_sm=8, sms=132) == \
-        memory.memory_traffic(t, 4, MEM, groups_per_sm=8, sms=132)
+def test_a_group_copy_is_made_by_the_groups_work_items():
+    # async_work_group_copy of 64 floats: 64 records of the group itself (no work-item), made as 2 requests
+    t = trace(item=memory.NO_ITEM, site=memory.NO_ITEM, seq=0, offset=4 * LANES)
+    assert memory.warp_sectors(t) == {memory.NO_ITEM: memory.SiteSectors(requests=2, sectors=4, lines=1)}
+
+
+def test_the_trace_layout_is_the_counting_runs():
+    assert TRACE == TRACE_DTYPE
 
 
 # --- __local bank conflicts: wavefronts per warp request, 32 banks of 4 bytes
