@@ -8,6 +8,8 @@ A ``Workspace`` owns what decides the answer for a kernel file, so that no two f
 * the **scenario**, by one rule: ``clperf.toml`` < the editor's settings < the kernel's directive < the
   command line, then the documented defaults for whatever is still missing (``resolve``);
 * the **device**: local OpenCL devices first, then the shipped profiles (``select_device``);
+* the **counting run**: the kernel interpreted (Oclgrind) on a sample of its work-groups with the
+  scenario's data, whose block counts give every trip count the static analysis cannot (``count``);
 * the **estimate**: the learned model, the roofline, or, on the local PoCL device and only where the user
   allowed running kernels (``run_kernels``), PoCL's own code counted in a run of the scenario;
 * the **benchmark**: a real run in the isolated runner, stored for calibration.
@@ -20,12 +22,15 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from clperf.benchmark import devices, isolation, pocl_code, runner
+import numpy as np
+
+from clperf.benchmark import counting, devices, isolation, pocl_code, runner
+from clperf.benchmark.counting import Counts
 from clperf.benchmark.timing import Policy
 from clperf.core import frontend, store
 from clperf.core.buildopts import find_config, gather_build_options, read_config, resolve_build_options
@@ -275,6 +280,24 @@ class Workspace:
         benchmark allocates them; the front end's when clang cannot build the file."""
         return runner.kernel_signature(text, kernel, str(path) if path else "",
                                        self.runtime_options(text, path)).params
+
+    # ---- the counting run -----------------------------------------------------------------------------
+
+    def count(self, text: str, path: Path | None, kernel: KernelReport, scenario: Scenario, *,
+              data: Mapping[str, np.ndarray] | None = None, budget_s: float = 8.0) -> Counts | None:
+        """A counting run of the launch (``clperf.benchmark.counting``): the kernel interpreted by Oclgrind
+        on a sample of its work-groups with the scenario's data (or ``data``: buffer name -> array), for
+        exact block counts; None (the reason in the log) when it cannot be made. It never reaches the OS
+        (an interpreter in an isolated child), and is cached per kernel, scenario and data."""
+        return counting.count(text, kernel.name, scenario, build_options=self.build_options, data=data,
+                              budget_s=budget_s, path=path)
+
+    @staticmethod
+    def counted(kernel: KernelReport, counts: Counts | None) -> KernelReport:
+        """``kernel`` with the trip counts the counting run measured (unchanged without one)."""
+        if counts is None:
+            return kernel
+        return kernel.with_trips(kernel.trips_from(counts.blocks))
 
     # ---- estimates -------------------------------------------------------------------------------------
 

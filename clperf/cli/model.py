@@ -33,6 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
                    help="auto: the learned model where it covers the device, else the roofline")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the prediction cache")
     p.add_argument("--no-calibration", action="store_true", help="ignore the stored measurements")
+    p.add_argument("--static", action="store_true",
+                   help="no counting run: trip counts from the static analysis only (a loop it cannot count "
+                        "is counted once)")
+    p.add_argument("--count-budget", type=float, default=8.0, metavar="SECONDS",
+                   help="time for the counting run, which interprets the kernel on a sample of its "
+                        "work-groups with the scenario's data (default 8)")
     add_scenario_flags(p)
     add_build_options(p)
     add_json_flag(p)
@@ -71,6 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
     e.add_argument("--devset", nargs="?", const="", default=None, metavar="DIR",
                    help="instead of --data: predict the real kernels of a dev set (specs.json, truth*.jsonl; "
                         "default ../shared/devset) and compare with their measured times")
+    e.add_argument("--counting", action="store_true",
+                   help="with --devset: also predict each launch from a counting run with its exact data")
     e.add_argument("--device", "-d", default="h200",
                    help="with --devset: the device the dev set's times were measured on (default h200)")
     e.add_argument("--model", type=Path, default=None, help="model folder (default: the shipped model)")
@@ -86,9 +94,20 @@ def _predict(ns: argparse.Namespace) -> int:
     ws = Workspace(build_options=ns.build_options, run_kernels=True)
     target = ws.target(ns.file, ns.kernel, scenario_from_args(ns))
     device = select_device(ns.device)
-    est = ws.estimate(target.kernel, target.scenario, device, target.text, use_cache=not ns.no_cache,
+    kernel, counted = target.kernel, None
+    if not ns.static:
+        counts = ws.count(target.text, target.path, target.kernel, target.scenario, budget_s=ns.count_budget)
+        if counts is not None:
+            kernel, counted = ws.counted(target.kernel, counts), counts
+    est = ws.estimate(kernel, target.scenario, device, target.text, use_cache=not ns.no_cache,
                       use_model=ns.model == "auto", calibrate=not ns.no_calibration)
-    warnings = [*target.warnings, *ws.doubts(target.kernel, target.scenario, device)]
+    warnings = [*target.warnings, *ws.doubts(kernel, target.scenario, device)]
+    if counted is not None and counted.groups_run < counted.groups_total:
+        warnings.append(f"trip counts from a counting run of {counted.groups_run} of {counted.groups_total} "
+                        f"work-groups (±{counted.rel_error:.1%})")
+    elif counted is None and not ns.static and target.kernel.loops:
+        warnings.append("no counting run (Oclgrind is missing, or the kernel could not be counted in "
+                        f"{ns.count_budget:g} s): trip counts from the static analysis")
     if ns.model == "auto" and own_code(device) and est.model_name != COUNTED_MODEL:
         warnings.append("PoCL's own code for this launch could not be counted (the build, the counting run "
                         "or the costing failed, or the run went past 60 s): the roofline answers")
@@ -97,6 +116,10 @@ def _predict(ns: argparse.Namespace) -> int:
         "file": str(ns.file),
         "device": device.to_json(),
         "scenario": target.scenario.to_json(),
+        "counted": None if counted is None else {"groups_run": counted.groups_run,
+                                                 "groups_total": counted.groups_total,
+                                                 "rel_error": counted.rel_error,
+                                                 "elapsed_s": counted.elapsed_s},
         **est.to_json(),
         "warnings": warnings,
     }
@@ -165,7 +188,7 @@ def _evaluate_devset(ns: argparse.Namespace) -> int:
         import os
 
         os.environ["CLPERF_MODEL_DIR"] = str(ns.model)
-    launches = devset.predict_all(folder, ns.device, progress=not ns.json)
+    launches = devset.predict_all(folder, ns.device, progress=not ns.json, counting=ns.counting)
     summary = devset.summarise(launches)
     if ns.json:
         json.dump(summary, sys.stdout, indent=2)

@@ -5,26 +5,35 @@ options, global and local sizes, every argument) and one or more ``truth*.jsonl`
 on a device (``median_ms`` per spec id). Ids are ``<suite>-<benchmark>[-<variant>]/<kernel>/<size>``.
 
 Every launch is predicted for the device the times were measured on, by the shipped model and by the
-roofline, statically: the sizes and scalar values of the spec, without its data. The report gives MAPE,
-median APE, the shares within ±25% and 2x and the mean absolute log ratio, for all launches and for those
-of at least 200 µs, and the pairwise order of launches of one benchmark at one size (variants of the same
-computation: which one is faster; pairs within 5% of each other are noise and skipped).
+roofline: statically (the sizes and scalar values of the spec), and with ``counting`` also from a counting
+run of the launch with its exact data (``model+counts``, ``roofline+counts``). The data are the dev set's
+own: the harness that measured the times (the dev set's ``measure.py``) builds every buffer from the
+spec's fill and seed, and it is asked for them here, so the counting run sees what the timed launch saw.
+The report gives MAPE, median APE, the shares within ±25% and 2x and the mean absolute log ratio, for
+all launches and for those of at least 200 µs, and the pairwise order of launches of one benchmark at one
+size (variants of the same computation: which one is faster; pairs within 5% of each other are noise and
+skipped).
 
 A dev set is for validation only: nothing here trains or fits on it.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import statistics
 import sys
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from clperf.api import select_device
+import numpy as np
+
+from clperf.api import Workspace, select_device
 from clperf.core.errors import ClperfError, InputError
 from clperf.core.records import Scenario
 from clperf.predictor.analysis.pipeline import analyze_text
@@ -33,6 +42,7 @@ from clperf.predictor.model.estimate import estimate
 LONG_MS = 0.2  # launches at least this long are reported on their own: the ones users most want faster
 PAIR_NOISE = math.log(1.05)
 DEFAULT_DIR = Path(__file__).resolve().parents[3] / "shared" / "devset"
+HARNESS_SEED = 12345  # the dev set harness's --seed default, which its times were measured with
 
 
 @dataclass(frozen=True)
@@ -82,13 +92,36 @@ def build_options(spec: dict[str, Any], root: Path) -> str:
     return str(spec.get("build_options", "")).replace("$D", str(path.parent)).replace("$R", str(root))
 
 
+def harness(folder: Path) -> ModuleType:
+    """The dev set's own measuring harness (``measure.py``), loaded as a module for its input recipe."""
+    path = folder / "measure.py"
+    spec = importlib.util.spec_from_file_location("clperf_devset_harness", path)
+    if spec is None or spec.loader is None or not path.is_file():
+        raise InputError(f"no measure.py in {folder}: the dev set's inputs cannot be built")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def launch_data(measure: ModuleType, spec: dict[str, Any], seed: int = HARNESS_SEED) -> dict[str, np.ndarray]:
+    """The buffers the harness uploads for ``spec`` before its timed launches: its seeded generator
+    (``HARNESS_SEED`` is its ``--seed`` default) drawn in argument order, as the harness draws them."""
+    s = (seed * 1000003 + zlib.crc32(spec["id"].encode())) & 0xFFFFFFFF
+    rng = np.random.default_rng(s)
+    shared = {"seed": s}  # structures several buffers view (a sparse matrix's row pointers and columns)
+    return {a["name"]: measure.make_host(rng, a, measure.DTYPES[a["dtype"]], shared)
+            for a in spec["args"] if a["kind"] == "buffer"}
+
+
 def predict_all(folder: Path, device_name: str = "h200", models: Sequence[str] = ("auto", "roofline"),
-                progress: bool = True) -> list[Launch]:
-    """Predict every spec with a measured time; a spec that cannot be predicted keeps its reason."""
+                progress: bool = True, counting: bool = False, budget_s: float = 8.0) -> list[Launch]:
+    """Predict every spec with a measured time; a spec that cannot be predicted keeps its reason. With
+    ``counting``, each launch is also counted with its data (``budget_s`` each) and predicted again."""
     specs = json.loads((folder / "specs.json").read_text(encoding="utf-8"))
     truth = load_truth(folder)
     device = select_device(device_name)
     root = folder / "kernels"
+    measure = harness(folder) if counting else None
     reports: dict[tuple[str, str], Any] = {}
     out: list[Launch] = []
     for i, spec in enumerate(specs):
@@ -109,10 +142,18 @@ def predict_all(folder: Path, device_name: str = "h200", models: Sequence[str] =
             if kernel is None or not getattr(kernel, "analyzed", True):
                 raise InputError(f"kernel {spec['kernel']} does not compile")
             scenario = scenario_of(spec)
-            for m in models:
-                est = estimate(kernel, scenario, device, source=text, build_options=opts, use_cache=False,
-                               use_model=m == "auto", calibrate=False)  # no counter: nothing runs
-                predicted["roofline" if m == "roofline" else "model"] = est.time_ms
+            ws = Workspace(build_options=opts)
+            kernels = {"": kernel}
+            if measure is not None:
+                counts = ws.count(text, path, kernel, scenario, data=launch_data(measure, spec),
+                                  budget_s=budget_s)
+                if counts is not None:
+                    kernels["+counts"] = ws.counted(kernel, counts)
+            for suffix, k in kernels.items():
+                for m in models:  # no counting of PoCL's own code: the dev set's device is a GPU
+                    est = estimate(k, scenario, device, source=text, build_options=opts, use_cache=False,
+                                   use_model=m == "auto", calibrate=False)
+                    predicted[("roofline" if m == "roofline" else "model") + suffix] = est.time_ms
         except (ClperfError, OSError, ValueError, KeyError) as e:
             problem = f"{type(e).__name__}: {e}"
         out.append(Launch(sid, bench, size, truth[sid], predicted, problem))
