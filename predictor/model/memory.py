@@ -304,6 +304,7 @@ class _Stream:
 
 
 def _stream(t: Mapping[str, np.ndarray], warp_size: int, sector: int) -> _Stream:
+    """The traced groups' sector accesses in modelled time order, with re-touches and their distances."""
     req, order = _instances(t, warp_size)
     ereq, region, sec = _units(t, req, order, sector)
     nreq = int(req.max()) + 1
