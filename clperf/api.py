@@ -43,7 +43,7 @@ from clperf.predictor import rewrites
 from clperf.predictor.analysis.pipeline import FileReport, KernelReport, analyze_text
 from clperf.predictor.model import estimate as estimates
 from clperf.predictor.model import profiles
-from clperf.predictor.model.roofline import Traffic, traffic
+from clperf.predictor.model.roofline import Traffic, count_args, traffic
 
 __all__ = ["Policy", "Resolved", "Target", "Workspace", "choose_device", "discover", "local_devices",
            "measure_peaks", "runnable_device", "select_device", "shipped_profiles", "warm_up"]
@@ -291,6 +291,16 @@ class Workspace:
         (an interpreter in an isolated child), and is cached per kernel, scenario and data."""
         return counting.count(text, kernel.name, scenario, build_options=self.build_options, data=data,
                               budget_s=budget_s, path=path)
+
+    @staticmethod
+    def needs_count(kernel: KernelReport, scenario: Scenario) -> bool:
+        """Whether a counting run can tell more than the static analysis: a loop left in the compiled
+        kernel whose trip count it cannot work out for this launch (one that depends on data, on the
+        work-item, or on a value it cannot follow)."""
+        args = count_args(scenario)
+        counted = {i for chain, _ in kernel.op_groups for i in chain} | {i for a in kernel.accesses
+                                                                        for i in a.loops}
+        return any(kernel.loops[i].trips_for(args) is None for i in counted if i < len(kernel.loops))
 
     @staticmethod
     def counted(kernel: KernelReport, counts: Counts | None) -> KernelReport:

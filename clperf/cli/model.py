@@ -34,8 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
     p.add_argument("--no-cache", action="store_true", help="do not read or write the prediction cache")
     p.add_argument("--no-calibration", action="store_true", help="ignore the stored measurements")
     p.add_argument("--static", action="store_true",
-                   help="no counting run: trip counts from the static analysis only (a loop it cannot count "
-                        "is counted once)")
+                   help="no counting run, even where the static analysis cannot count a loop (it is then "
+                        "counted once)")
     p.add_argument("--count-budget", type=float, default=8.0, metavar="SECONDS",
                    help="time for the counting run, which interprets the kernel on a sample of its "
                         "work-groups with the scenario's data (default 8)")
@@ -95,7 +95,7 @@ def _predict(ns: argparse.Namespace) -> int:
     target = ws.target(ns.file, ns.kernel, scenario_from_args(ns))
     device = select_device(ns.device)
     kernel, counted = target.kernel, None
-    if not ns.static:
+    if not ns.static and ws.needs_count(target.kernel, target.scenario):
         counts = ws.count(target.text, target.path, target.kernel, target.scenario, budget_s=ns.count_budget)
         if counts is not None:
             kernel, counted = ws.counted(target.kernel, counts), counts
@@ -105,7 +105,7 @@ def _predict(ns: argparse.Namespace) -> int:
     if counted is not None and counted.groups_run < counted.groups_total:
         warnings.append(f"trip counts from a counting run of {counted.groups_run} of {counted.groups_total} "
                         f"work-groups (±{counted.rel_error:.1%})")
-    elif counted is None and not ns.static and target.kernel.loops:
+    elif counted is None and not ns.static and ws.needs_count(target.kernel, target.scenario):
         warnings.append("no counting run (Oclgrind is missing, or the kernel could not be counted in "
                         f"{ns.count_budget:g} s): trip counts from the static analysis")
     if ns.model == "auto" and own_code(device) and est.model_name != COUNTED_MODEL:
