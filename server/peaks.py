@@ -77,9 +77,11 @@ class Peaks:
     def _run(self, entry: _Entry, cancel: threading.Event) -> Device | None:
         try:
             measured = self._measure(entry.device, cancel=cancel)
-        except DeviceError as e:
-            entry.status, entry.error = ("cancelled" if cancel.is_set() else "failed"), str(e)
-            log.warning("peaks of %s not measured: %s", entry.device.name, e)
+        except Exception as e:  # noqa: BLE001 - whatever stops it, the views must not say "measuring" forever
+            reason = str(e) if isinstance(e, DeviceError) else f"{type(e).__name__}: {e}"
+            entry.status, entry.error = ("cancelled" if cancel.is_set() else "failed"), reason
+            log.warning("peaks of %s not measured: %s", entry.device.name, reason,
+                        exc_info=not isinstance(e, DeviceError))
             entry.done.set()
             return None
         entry.status, entry.result = "measured", measured

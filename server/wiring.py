@@ -205,13 +205,14 @@ class ClperfServer(LanguageServer):
                                           bench_device=self.targets.bench_device(None)))
         problem = None
         if peaks.missing(device):
-            if job.settings.measure_peaks and self.peaks.claim(device) and self.loop is not None:
+            if self.loop is not None and job.settings.measure_peaks and self.peaks.claim(device):
                 asyncio.run_coroutine_threadsafe(self.measure_peaks(device), self.loop)
             problem = self.peaks.problem(device, job.settings.measure_peaks)
         return engine.analyze(replace(job, device=device, peaks_problem=problem,
                                       peaks_pending=self.peaks.status(device) == "measuring",
                                       bench_device=self.targets.bench_device(device)))
 
+    @guarded("measuring device peaks")
     async def measure_peaks(self, device: Device) -> None:
         """The background measurement of a local device's peaks, with cancellable progress."""
         progress = Progress(self, "peaks", "clperf: measuring device peaks")
@@ -221,9 +222,12 @@ class ClperfServer(LanguageServer):
         try:
             measured = await loop.run_in_executor(self.peaks_pool, self.peaks.run, device, progress.cancel)
         finally:
-            progress.end("cancelled" if progress.cancel.is_set() else
-                         f"{measured.peak_bandwidth_gbs:g} GB/s, {measured.peak_gflops:g} GFLOP/s"
-                         if measured is not None else "failed: see the log")
+            if progress.cancel.is_set():
+                progress.end("cancelled")
+            elif measured is None:
+                progress.end("failed: see the log")
+            else:
+                progress.end(f"{measured.peak_bandwidth_gbs:g} GB/s, {measured.peak_gflops:g} GFLOP/s")
         if measured is None:
             self.reanalyze_all()  # the views say why there is no estimate, and what measures the peaks
 

@@ -1,5 +1,7 @@
 """The Neovim set-up documented in docs/editor.md (tests/editor/neovim/init.lua, for Neovim 0.7+), run
-headless in Debian's Neovim 0.7.2 against the real clperf server: filetype, diagnostics, hover, lenses."""
+headless in Debian's Neovim 0.7.2 against the real clperf server, checking what a user sees: filetype,
+diagnostics, the code lenses drawn in the buffer (on a fresh state folder: once the local device's peaks
+are measured), the hover float `K` opens, and what :ClperfBenchmark prints."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 HERE = Path(__file__).parent
 KERNELS = HERE.parent / "data" / "workspace" / "kernels.cl"
 DOC = HERE.parents[2] / "docs" / "editor.md"
+FIR8_LINE = 3  # 0-based: the line of fir8's declaration in tests/editor/data/workspace/kernels.cl
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +36,7 @@ def nvim_result(editor_tools: Any, processes: Any) -> dict[str, Any]:
                                         "-c", f"luafile {HERE / 'init.lua'}",
                                         "-c", f"luafile {HERE / 'check.lua'}"], env, cwd=work)
         try:
-            proc.wait(timeout=180)
+            proc.wait(timeout=420)
         except subprocess.TimeoutExpired:
             log = (processes.logs / "nvim.log").read_text()[-2000:]
             pytest.fail(f"headless Neovim did not finish: {log}")
@@ -54,13 +57,29 @@ def test_server_attaches_and_reports_findings(nvim_result: dict[str, Any]) -> No
     assert "unroll-candidate" in codes, nvim_result["diagnostics"]
 
 
-def test_hover_shows_estimate_breakdown(nvim_result: dict[str, Any]) -> None:
+def test_k_opens_the_estimate_breakdown_without_table_pipes(nvim_result: dict[str, Any]) -> None:
+    assert nvim_result["k_mapping"] == "clperf: estimate breakdown"  # init.lua's, not man
     hover = nvim_result.get("hover") or ""
     assert "fir8" in hover and "bound" in hover.lower(), hover
+    assert "|" not in hover, hover  # Neovim draws a Markdown table's pipes as they are: a list instead
 
 
-def test_code_lens_shows_estimate(nvim_result: dict[str, Any]) -> None:
-    assert any(t.startswith("≈") for t in nvim_result["lenses"]), nvim_result["lenses"]
+def test_the_estimate_lens_is_drawn_and_names_the_local_device(nvim_result: dict[str, Any]) -> None:
+    assert nvim_result["estimate_drawn"], nvim_result["lenses_before_benchmark"]
+    fir8 = [lens["text"] for lens in nvim_result["lenses_before_benchmark"] if lens["line"] == FIR8_LINE]
+    # the default device is the local one (PoCL here), and the benchmark runs on it
+    assert fir8 and fir8[0].startswith("≈ ") and " cycles on pthread-" in fir8[0], nvim_result["lenses"]
+    assert fir8[0].endswith(" | Benchmark"), fir8
+
+
+def test_clperf_benchmark_prints_its_result_and_the_lens_shows_it(nvim_result: dict[str, Any]) -> None:
+    assert nvim_result["benchmark_printed"], nvim_result.get("messages")
+    printed = [line for line in nvim_result["messages"].split("\n") if line.startswith("clperf: fir8: ")]
+    assert printed and printed[-1].startswith("clperf: fir8: measured "), printed
+    assert " on pthread-" in printed[-1], printed
+    assert nvim_result["measured_drawn"], nvim_result["lenses"]
+    fir8 = [lens["text"] for lens in nvim_result["lenses"] if lens["line"] == FIR8_LINE]
+    assert " | measured " in fir8[0] and "(est. " in fir8[0], fir8
 
 
 def test_docs_show_the_tested_config() -> None:
