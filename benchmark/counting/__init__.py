@@ -82,9 +82,9 @@ class _Job:
     def counts(self, outcome: launch.Outcome, ir: str | None) -> Counts | Failed:
         if outcome.report is None:
             return Failed(outcome.failure or "no counts")
-        if not outcome.report.get("groups"):
+        if not outcome.report.get("groups") and not outcome.report.get("partial_items"):
             limit = "abandoned at the time limit" if outcome.report.get("aborted") else "did not finish"
-            return Failed(f"no work-group finished within the budget (the first one {limit})")
+            return Failed(f"no work-item finished within the budget (the first group {limit})")
         return summarize(outcome.report, outcome.trace, work_items=self.scenario.work_items, clperf_ir=ir,
                          source=self.source, elapsed_s=outcome.elapsed_s)
 

@@ -220,10 +220,12 @@ public:
     w.items = size.x * size.y * size.z;
     w.groupSize = size;
     w.traced = m_traced.count(w.group) > 0;
-    w.counts.assign(m_blocks.size(), 0);
-    w.instructions = 0;
+    w.counts.assign(w.items * m_blocks.size(), 0);
+    w.instructions.assign(w.items, 0);
+    w.done.assign(w.items, 0);
     w.began = t;
     w.lastBlock = nullptr;
+    w.lastItem = nullptr; // a work-item of the next group may get the same address
     w.records.clear();
     w.seq.assign(w.traced ? w.items : 0, 0);
     w.localArg.clear();
@@ -231,17 +233,18 @@ public:
       w.localArg[wg->getLocalMemory()->extractBuffer(wg->getLocalMemoryAddress(local.first))] = local.second;
   }
 
-  void instructionExecuted(const oclgrind::WorkItem*, const llvm::Instruction* inst,
+  void instructionExecuted(const oclgrind::WorkItem* wi, const llvm::Instruction* inst,
                            const oclgrind::TypedValue&) override
   {
     Worker& w = worker();
-    ++w.instructions;
-    if ((++w.ticks & 0xffff) == 0 && now() > m_abortAt)
+    if (wi != w.lastItem)
     {
-      m_aborted = true;
-      throw oclgrind::FatalError(std::string(STOP_MARK) + "work-group abandoned at the time limit", __FILE__,
-                                 __LINE__);
+      w.lastItem = wi;
+      w.item = local(w, wi);
     }
+    ++w.instructions[w.item];
+    if ((++w.ticks & 0xffff) == 0 && now() > m_abortAt)
+      abandon(w);
     if (!inst->isTerminator())
       return;
     const llvm::BasicBlock* bb = inst->getParent();
@@ -252,7 +255,13 @@ public:
       w.lastBlock = bb;
     }
     if (w.lastIndex != NONE)
-      ++w.counts[w.lastIndex];
+      ++w.counts[w.item * m_blocks.size() + w.lastIndex];
+  }
+
+  void workItemComplete(const oclgrind::WorkItem* wi) override
+  {
+    Worker& w = worker();
+    w.done[local(w, wi)] = 1;
   }
 
   void memoryLoad(const oclgrind::Memory* m, const oclgrind::WorkItem* wi, size_t address, size_t size) override
@@ -293,21 +302,10 @@ public:
   {
     Worker& w = worker();
     std::lock_guard<std::mutex> lock(m_mutex);
-    for (size_t b = 0; b < m_blocks.size(); ++b)
-      m_counts[b] += w.counts[b];
-    m_ran.push_back({w.group, w.items, w.instructions});
+    uint64_t instructions = addItems(w, m_counts, false);
+    m_ran.push_back({w.group, w.items, instructions});
     m_groupSeconds += now() - w.began;
-    if (w.traced)
-    {
-      size_t room = m_cap > m_records.size() ? m_cap - m_records.size() : 0;
-      if (w.records.size() > room)
-      {
-        m_truncated = true;
-        w.records.resize(room);
-      }
-      m_records.insert(m_records.end(), w.records.begin(), w.records.end());
-      m_tracedRan.push_back(w.group);
-    }
+    keepRecords(w);
   }
 
   void kernelEnd(const oclgrind::KernelInvocation*) override
@@ -330,9 +328,13 @@ private:
     size_t group = 0, items = 0;
     oclgrind::Size3 groupSize;
     bool traced = false;
-    uint64_t instructions = 0, ticks = 0;
+    uint64_t ticks = 0;
     double began = 0;
-    std::vector<uint64_t> counts; // per block of m_blocks
+    std::vector<uint32_t> counts;       // work-item x block of m_blocks
+    std::vector<uint64_t> instructions; // per work-item
+    std::vector<uint8_t> done;          // work-items that finished
+    const oclgrind::WorkItem* lastItem = nullptr;
+    size_t item = 0; // lastItem's linear local id
     const llvm::BasicBlock* lastBlock = nullptr;
     uint32_t lastIndex = NONE;
     std::vector<uint32_t> seq; // accesses so far, per work-item of a traced group
@@ -345,6 +347,58 @@ private:
     size_t group, items;
     uint64_t instructions;
   };
+
+  // A group still running at the time limit: the work-items it finished are kept apart (the counts
+  // of a launch whose first group alone outlasts the budget), then its worker stops.
+  [[noreturn]] void abandon(Worker& w)
+  {
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_aborted = true;
+      addItems(w, m_partialCounts, true);
+      keepRecords(w);
+    }
+    throw oclgrind::FatalError(std::string(STOP_MARK) + "work-group abandoned at the time limit", __FILE__,
+                               __LINE__);
+  }
+
+  // add the work-items' block counts of ``w``'s group into ``into`` (only the finished ones when
+  // ``finishedOnly``); returns their instructions. Holds m_mutex.
+  uint64_t addItems(const Worker& w, std::vector<uint64_t>& into, bool finishedOnly)
+  {
+    size_t nb = m_blocks.size();
+    uint64_t instructions = 0;
+    for (size_t i = 0; i < w.items; ++i)
+    {
+      if (finishedOnly && !w.done[i])
+        continue;
+      for (size_t b = 0; b < nb; ++b)
+        into[b] += w.counts[i * nb + b];
+      instructions += w.instructions[i];
+      m_partialItems += finishedOnly;
+    }
+    return instructions;
+  }
+
+  void keepRecords(Worker& w) // holds m_mutex
+  {
+    if (!w.traced)
+      return;
+    size_t room = m_cap > m_records.size() ? m_cap - m_records.size() : 0;
+    if (w.records.size() > room)
+    {
+      m_truncated = true;
+      w.records.resize(room);
+    }
+    m_records.insert(m_records.end(), w.records.begin(), w.records.end());
+    m_tracedRan.push_back(w.group);
+  }
+
+  size_t local(const Worker& w, const oclgrind::WorkItem* wi) const
+  {
+    oclgrind::Size3 l = wi->getLocalID();
+    return l.x + w.groupSize.x * (l.y + w.groupSize.y * l.z);
+  }
 
   double meanGroupSeconds()
   {
@@ -375,6 +429,7 @@ private:
     m_errors = 0;
     m_started = 0;
     m_groupSeconds = 0;
+    m_partialItems = 0;
     m_truncated = m_budgetSpent = m_aborted = false;
   }
 
@@ -394,6 +449,7 @@ private:
           }
       }
     m_counts.assign(m_blocks.size(), 0);
+    m_partialCounts.assign(m_blocks.size(), 0);
   }
 
   // which kernel argument each global buffer and each __local allocation belongs to
@@ -438,8 +494,7 @@ private:
     r.seq = 0;
     if (wi)
     {
-      oclgrind::Size3 l = wi->getLocalID();
-      r.item = l.x + w.groupSize.x * (l.y + w.groupSize.y * l.z);
+      r.item = local(w, wi);
       r.seq = w.seq[r.item]++;
       auto it = m_siteIndex.find(wi->getCurrentInstruction());
       r.site = it == m_siteIndex.end() ? NONE : it->second;
@@ -471,6 +526,7 @@ private:
        << ",\"budget_spent\":" << (m_budgetSpent ? "true" : "false")
        << ",\"aborted\":" << (m_aborted ? "true" : "false")
        << ",\"trace_truncated\":" << (m_truncated ? "true" : "false") << ",\"errors\":" << m_errors
+       << ",\"partial_items\":" << m_partialItems
        << ",\"messages\":[";
     for (size_t i = 0; i < m_messages.size(); ++i)
       js << (i ? "," : "") << quoted(m_messages[i]);
@@ -489,7 +545,8 @@ private:
       const llvm::DILocation* loc = term ? term->getDebugLoc().get() : nullptr;
       js << (b ? "," : "") << "[" << quoted(bb->getParent()->getName().str()) << ","
          << quoted(bb->hasName() ? bb->getName().str() : "") << "," << m_counts[b] << ","
-         << (loc ? loc->getLine() : 0) << "," << (loc ? loc->getColumn() : 0) << "]";
+         << (loc ? loc->getLine() : 0) << "," << (loc ? loc->getColumn() : 0) << "," << m_partialCounts[b]
+       << "]";
     }
     js << "],\"sites\":[";
     llvm::StringRef mainFile = m_function->getSubprogram() ? m_function->getSubprogram()->getFilename() : "";
@@ -522,7 +579,8 @@ private:
   std::atomic<size_t> m_started{0};
   std::atomic<bool> m_truncated{false}, m_budgetSpent{false}, m_aborted{false};
   mutable std::mutex m_mutex; // guards everything below
-  std::vector<uint64_t> m_counts;
+  std::vector<uint64_t> m_counts, m_partialCounts; // per block: completed groups, abandoned groups' items
+  uint64_t m_partialItems = 0;
   std::vector<GroupRun> m_ran;
   std::vector<size_t> m_tracedRan;
   std::vector<Record> m_records;

@@ -8,8 +8,9 @@ folder, so the user's PoCL, NVIDIA or other ICDs are never loaded; every ``OCLGR
 log file elsewhere) reaches the run. Everything it writes goes to a temporary folder that is deleted
 after the run: inputs, Oclgrind's log, pyopencl's build files, the plugin's counts and trace.
 
-Time: ``deadline`` is when no new work-group may start; a group still running at ``deadline + grace``
-is abandoned by the plugin; the child is killed ``EXIT_MARGIN_S`` after that.
+Time: no work-group starts that would end after the deadline (``start + budget_s``); a group still
+running ``GRACE_S`` later is abandoned by the plugin, its finished work-items kept; the child is killed
+``EXIT_MARGIN_S`` after that.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from clperf.benchmark.counting.trace import TRACE_DTYPE
 from clperf.core import children
 
 CHILD = Path(__file__).with_name("child.py")
+GRACE_S = 1.0  # after the deadline, for the groups running then to finish
 EXIT_MARGIN_S = 10.0  # after the abandon time: Oclgrind's teardown, the child's exit
 MAX_ERROR_LINES = 3  # of each Oclgrind report kept in Counts.errors
 
@@ -100,7 +102,7 @@ def run(launch: Launch, plugin: Path, icd: Path, *, budget_s: float, start: floa
     child's start-up, the build and the upload of the data count against it."""
     start = time.time() if start is None else start
     deadline = start + budget_s
-    abandon = deadline + max(1.0, 0.25 * budget_s)
+    abandon = deadline + GRACE_S
     with tempfile.TemporaryDirectory(prefix="clperf-count-") as tmp:
         folder = Path(tmp)
         (folder / "spec.json").write_text(json.dumps(_spec(folder, launch)))
@@ -127,7 +129,7 @@ def _collect(folder: Path, proc: subprocess.CompletedProcess[bytes], elapsed: fl
     if result.get("status") != "ok":
         first = next((ln for ln in str(result.get("error", "")).splitlines() if "error" in ln.lower()), "")
         label = "does not build" if result.get("status") == "build-error" else "failed"
-        why = first or str(result.get("error", ""))
+        why = _fatal(stderr) or first or str(result.get("error", ""))
         return Outcome(None, None, f"the kernel {label} on Oclgrind: {why}"[:500], elapsed)
     if not report_file.is_file():
         said = " | ".join(stderr.splitlines()[-3:])
@@ -138,6 +140,16 @@ def _collect(folder: Path, proc: subprocess.CompletedProcess[bytes], elapsed: fl
     trace_file = folder / "count.trace"
     trace = np.fromfile(trace_file, dtype=TRACE_DTYPE) if trace_file.is_file() else None
     return Outcome(report, trace, None, elapsed)
+
+
+def _fatal(stderr: str) -> str:
+    """What Oclgrind said when it gave up (``OCLGRIND FATAL ERROR``, e.g. an LLVM intrinsic it cannot
+    interpret), from the child's stderr; "" when it did not."""
+    lines = stderr.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith("OCLGRIND FATAL ERROR"):
+            return lines[i + 1].strip()
+    return ""
 
 
 def _short(message: str) -> str:

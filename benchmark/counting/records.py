@@ -21,10 +21,12 @@ class Counts:
     the work-items of the groups that ran; blocks that never ran are absent. Whole-launch totals are
     ``blocks[b] * work_items``. ``rel_error`` is the standard error of the whole launch's instruction
     total estimated from the sample, relative to that total: 0 when every group ran, 1.0 when one
-    group of several ran (no spread to judge from). ``trace`` (``trace.TRACE_DTYPE``) holds the accesses
-    of the traced groups (the first groups of the run order), ``sites`` each memory instruction's block
-    and source position (the line and column, in characters, of ``Access.line``/``Access.column``).
-    ``errors``: Oclgrind's reports (an invalid read or write, a divergent barrier), the first few.
+    group of several ran (no spread to judge from) or when not one group finished within the budget
+    and ``blocks`` averages the work-items that did (``groups_run`` 0, ``items_run`` of them).
+    ``trace`` (``trace.TRACE_DTYPE``) holds the accesses of the traced groups (the first groups of the
+    run order), ``sites`` each memory instruction's block and source position (the line and column, in
+    characters, of ``Access.line``/``Access.column``). ``errors``: Oclgrind's reports (an invalid read
+    or write, a divergent barrier), the first few.
     """
 
     kernel: str
@@ -40,6 +42,7 @@ class Counts:
     errors: tuple[str, ...] = ()
     error_count: int = 0
     trace_truncated: bool = False  # the trace cap was reached: later accesses are missing
+    items_run: int = 0  # work-items whose counts ``blocks`` averages
     cached: bool = field(default=False, compare=False)
 
     @property
@@ -61,6 +64,7 @@ class Counts:
             "errors": list(self.errors),
             "error_count": self.error_count,
             "trace_truncated": self.trace_truncated,
+            "items_run": self.items_run,
         }
 
     @classmethod
@@ -81,6 +85,7 @@ class Counts:
             errors=tuple(str(e) for e in d["errors"]),
             error_count=int(d["error_count"]),
             trace_truncated=bool(d["trace_truncated"]),
+            items_run=int(d["items_run"]),
         )
 
     def as_cached(self) -> Counts:

@@ -4,7 +4,10 @@ The groups that ran are a sample of the launch's groups (``n`` of ``N``, spread 
 block's mean per work-item is its executions over the work-items of those groups; the launch's
 instruction total is estimated by the ratio estimator (instructions per work-item of the sample times
 the launch's work-items), whose standard error, with the finite-population correction ``1 - n/N``,
-is ``Counts.rel_error`` relative to the estimate.
+is ``Counts.rel_error`` relative to the estimate. When not one group finished within the time limit
+(a launch whose every group outlasts the budget), the work-items those groups did finish are the sample
+(``groups_run`` 0, ``rel_error`` 1.0): Oclgrind runs a group's work-items one after another between
+barriers, so they are the first ones of their groups.
 """
 
 from __future__ import annotations
@@ -45,10 +48,12 @@ def summarize(report: dict[str, Any], trace: np.ndarray | None, *, work_items: i
     block names the counts take; without it Oclgrind's names are kept."""
     kernel = str(report["kernel"])
     groups = [(int(g), int(items), int(instr)) for g, items, instr in report["groups"]]
-    ran_items = sum(g[1] for g in groups)
     total = math.prod(int(x) for x in report["num_groups"])
-    counted = [(i, str(fn), str(name), int(n), (int(line), int(col)))
-               for i, (fn, name, n, line, col) in enumerate(report["blocks"]) if fn == kernel]
+    # without a finished group, the finished work-items of the groups abandoned at the time limit
+    partial = not groups
+    ran_items = int(report["partial_items"]) if partial else sum(g[1] for g in groups)
+    counted = [(i, str(fn), str(name), int(whole if not partial else part), (int(line), int(col)))
+               for i, (fn, name, whole, line, col, part) in enumerate(report["blocks"]) if fn == kernel]
     ours = [blocks.Block(name, pos if pos[0] else None) for _, _, name, _, pos in counted]
     if clperf_ir is not None:
         names = blocks.match(ours, blocks.ir_blocks(clperf_ir, kernel))
@@ -64,8 +69,9 @@ def summarize(report: dict[str, Any], trace: np.ndarray | None, *, work_items: i
     lx, ly, lz = (int(x) for x in report["local_size"])
     return Counts(
         kernel=kernel, blocks=per_item, work_items=work_items, groups_run=len(groups), groups_total=total,
-        rel_error=sampling_error(groups, total), elapsed_s=elapsed_s,
+        rel_error=UNKNOWN_ERROR if partial else sampling_error(groups, total), elapsed_s=elapsed_s,
         trace=trace if trace is not None and report.get("traced") else None, sites=sites,
         local_size=(lx, ly, lz), errors=tuple(report.get("messages", ())),
         error_count=int(report.get("errors", 0)), trace_truncated=bool(report.get("trace_truncated")),
+        items_run=ran_items,
     )

@@ -152,13 +152,22 @@ def test_a_kernel_that_never_ends_is_stopped_at_its_budget(plugin, store, caplog
         c = counting.count(FOREVER, "spin", sc, data={"out": np.zeros(256, np.float32)}, budget_s=1.5,
                            store=store)
     assert c is None
-    assert time.monotonic() - start < 1.5 + 1.0 + 5  # the budget, the grace for a running group, start-up
-    assert "no work-group finished within the budget" in caplog.text
+    assert time.monotonic() - start < 1.5 + launch.GRACE_S + 5  # the budget, the grace, start-up
+    assert "no work-item finished within the budget" in caplog.text
     # the reason is cached: asking again costs nothing
     start = time.monotonic()
     assert counting.count(FOREVER, "spin", sc, data={"out": np.zeros(256, np.float32)}, budget_s=1.5,
                           store=store) is None
     assert time.monotonic() - start < 1.0
+
+
+def test_groups_longer_than_the_budget_count_their_finished_work_items(plugin, store):
+    sc = Scenario((1024,), (256,), {"n": 1024, "out": 1024})
+    n = np.full(1024, 100_000, np.int32)  # ~1e6 instructions a work-item, ~3e8 a group: minutes
+    c = counting.count(STEPS, "steps", sc, data={"n": n}, budget_s=1.5, trace_groups=0, store=store)
+    assert c is not None
+    assert c.groups_run == 0 and 0 < c.items_run < 512 and c.rel_error == 1.0
+    assert c.blocks["for.body"] == 100_000 and c.blocks["entry"] == 1.0
 
 
 def test_an_out_of_bounds_write_is_reported_and_the_run_goes_on(plugin, store):
