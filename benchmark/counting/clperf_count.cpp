@@ -305,12 +305,18 @@ public:
     uint64_t instructions = addItems(w, m_counts, false);
     m_ran.push_back({w.group, w.items, instructions});
     m_groupSeconds += now() - w.began;
-    keepRecords(w);
+    keepRecords(w, m_records, m_tracedRan);
   }
 
   void kernelEnd(const oclgrind::KernelInvocation*) override
   {
     std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_ran.empty())
+    {
+      // no group finished: the abandoned groups' accesses, as far as they got, are all there is
+      m_records.swap(m_partialRecords);
+      m_tracedRan.swap(m_partialTraced);
+    }
     {
       std::ofstream trace(m_out + ".trace", std::ios::binary);
       trace.write(reinterpret_cast<const char*>(m_records.data()), m_records.size() * sizeof(Record));
@@ -356,7 +362,7 @@ private:
       std::lock_guard<std::mutex> lock(m_mutex);
       m_aborted = true;
       addItems(w, m_partialCounts, true);
-      keepRecords(w);
+      keepRecords(w, m_partialRecords, m_partialTraced);
     }
     throw oclgrind::FatalError(std::string(STOP_MARK) + "work-group abandoned at the time limit", __FILE__,
                                __LINE__);
@@ -380,18 +386,18 @@ private:
     return instructions;
   }
 
-  void keepRecords(Worker& w) // holds m_mutex
+  void keepRecords(Worker& w, std::vector<Record>& into, std::vector<size_t>& groups) // holds m_mutex
   {
     if (!w.traced)
       return;
-    size_t room = m_cap > m_records.size() ? m_cap - m_records.size() : 0;
+    size_t room = m_cap > into.size() ? m_cap - into.size() : 0;
     if (w.records.size() > room)
     {
       m_truncated = true;
       w.records.resize(room);
     }
-    m_records.insert(m_records.end(), w.records.begin(), w.records.end());
-    m_tracedRan.push_back(w.group);
+    into.insert(into.end(), w.records.begin(), w.records.end());
+    groups.push_back(w.group);
   }
 
   size_t local(const Worker& w, const oclgrind::WorkItem* wi) const
@@ -425,6 +431,8 @@ private:
     m_tracedRan.clear();
     m_ran.clear();
     m_records.clear();
+    m_partialRecords.clear();
+    m_partialTraced.clear();
     m_messages.clear();
     m_errors = 0;
     m_started = 0;
@@ -583,7 +591,8 @@ private:
   uint64_t m_partialItems = 0;
   std::vector<GroupRun> m_ran;
   std::vector<size_t> m_tracedRan;
-  std::vector<Record> m_records;
+  std::vector<Record> m_records, m_partialRecords; // completed traced groups, abandoned ones
+  std::vector<size_t> m_partialTraced;
   std::vector<std::string> m_messages;
   uint64_t m_errors = 0;
   double m_groupSeconds = 0; // summed over the completed groups
