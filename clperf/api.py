@@ -21,6 +21,7 @@ parse arguments or speak LSP, and format.
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -36,13 +37,14 @@ from clperf.core import frontend, store
 from clperf.core.buildopts import find_config, gather_build_options, read_config, resolve_build_options
 from clperf.core.errors import DeviceError, InputError, ScenarioError
 from clperf.core.paths import ensure
-from clperf.core.records import Device, Estimate, Measurement, Param, Scenario
+from clperf.core.records import Device, Estimate, Measurement, Param, Scenario, type_size
 from clperf.core.scenario import ScenarioSpec, parse_flags, resolve
 from clperf.core.sourcefile import read_source
 from clperf.predictor import rewrites
 from clperf.predictor.analysis.pipeline import FileReport, KernelReport, analyze_text
 from clperf.predictor.model import estimate as estimates
-from clperf.predictor.model import profiles
+from clperf.predictor.model import memory, profiles
+from clperf.predictor.model.memory import MemoryTraffic
 from clperf.predictor.model.roofline import Traffic, count_args, traffic
 
 __all__ = ["Policy", "Resolved", "Target", "Workspace", "choose_device", "discover", "local_devices",
@@ -293,6 +295,30 @@ class Workspace:
                               budget_s=budget_s, path=path)
 
     @staticmethod
+    def memory(kernel: KernelReport, scenario: Scenario, device: Device,
+               counts: Counts | None) -> MemoryTraffic | None:
+        """The launch's traffic through ``device``'s caches from the counting run's trace (``memory.py``:
+        sectors per warp request, L1 and L2 reuse, occupancy), or None where there is no trace or the
+        device's profile has no cache facts (a CPU, a GPU clperf has no profile of)."""
+        mem = profiles.facts(device).gpu_memory
+        if mem is None or counts is None or counts.trace is None or not len(counts.trace):
+            return None
+        group = math.prod(counts.local_size)
+        local = sum(int(scenario.args.get(p.name, 0)) * (type_size(p.type) or 0) for p in kernel.params
+                    if p.pointer and p.address_space == "local")
+        occ = memory.occupancy(group, local, mem, max_group_items=device.max_work_group_size or 1024,
+                               max_local_per_group=device.local_mem_bytes)
+        traced = len(np.unique(counts.trace["group"]))
+        if counts.trace_truncated and traced > 1:
+            traced -= 1  # the last group's accesses are cut short: leave it out of the scale
+            counts_trace = counts.trace[counts.trace["group"] != counts.trace["group"][-1]]
+        else:
+            counts_trace = counts.trace
+        return memory.memory_traffic(counts_trace, counts.groups_total, mem,
+                                     groups_per_sm=max(1, occ.groups_per_sm), sms=device.compute_units,
+                                     local_bytes_per_group=local, traced_groups=traced)
+
+    @staticmethod
     def needs_count(kernel: KernelReport, scenario: Scenario) -> bool:
         """Whether a counting run can tell more than the static analysis: a loop left in the compiled
         kernel whose trip count it cannot work out for this launch (one that depends on data, on the
@@ -313,15 +339,20 @@ class Workspace:
 
     def estimate(self, kernel: KernelReport, scenario: Scenario, device: Device, text: str, *,
                  use_cache: bool = True, use_model: bool = True, calibrate: bool = True,
-                 deadline: float | None = None) -> Estimate:
-        """``kernel``'s predicted time (``estimates.estimate``); PoCL's own code is counted only when the
-        user allowed running kernels, waited for until ``deadline`` (``time.monotonic()``; None: until it
-        is there). ScenarioError when ``device`` would refuse the launch."""
+                 deadline: float | None = None, counts: Counts | None = None,
+                 caches: bool = True) -> Estimate:
+        """``kernel``'s predicted time (``estimates.estimate``). With the counting run's ``counts``: its
+        trip counts, and (``caches``) the traffic its trace gives through the device's caches. PoCL's own
+        code is counted only when the user allowed running kernels, waited for until ``deadline``
+        (``time.monotonic()``; None: until it is there). ScenarioError when ``device`` would refuse the
+        launch."""
         estimates.check_launch(scenario, device, kernel.params)
-        return estimates.estimate(kernel, scenario, device, source=text, build_options=self.build_options,
-                                  use_cache=use_cache, use_model=use_model, calibrate=calibrate,
-                                  counter=pocl_code.COUNTER if self.run_kernels else None,
-                                  code_deadline=deadline)
+        traffic_of = self.memory(kernel, scenario, device, counts) if caches else None
+        counter = pocl_code.COUNTER if self.run_kernels else None
+        return estimates.estimate(self.counted(kernel, counts), scenario, device, source=text,
+                                  build_options=self.build_options, use_cache=use_cache, use_model=use_model,
+                                  calibrate=calibrate, counter=counter, code_deadline=deadline,
+                                  memory=traffic_of)
 
     def refining(self, kernel: KernelReport, scenario: Scenario, device: Device, text: str,
                  est: Estimate | None) -> bool:

@@ -94,13 +94,12 @@ def _predict(ns: argparse.Namespace) -> int:
     ws = Workspace(build_options=ns.build_options, run_kernels=True)
     target = ws.target(ns.file, ns.kernel, scenario_from_args(ns))
     device = select_device(ns.device)
-    kernel, counted = target.kernel, None
+    counted = None
     if not ns.static and ws.needs_count(target.kernel, target.scenario):
-        counts = ws.count(target.text, target.path, target.kernel, target.scenario, budget_s=ns.count_budget)
-        if counts is not None:
-            kernel, counted = ws.counted(target.kernel, counts), counts
-    est = ws.estimate(kernel, target.scenario, device, target.text, use_cache=not ns.no_cache,
-                      use_model=ns.model == "auto", calibrate=not ns.no_calibration)
+        counted = ws.count(target.text, target.path, target.kernel, target.scenario, budget_s=ns.count_budget)
+    est = ws.estimate(target.kernel, target.scenario, device, target.text, use_cache=not ns.no_cache,
+                      use_model=ns.model == "auto", calibrate=not ns.no_calibration, counts=counted)
+    kernel = ws.counted(target.kernel, counted)
     warnings = [*target.warnings, *ws.doubts(kernel, target.scenario, device)]
     if counted is not None and counted.groups_run < counted.groups_total:
         warnings.append(f"trip counts from a counting run of {counted.groups_run} of {counted.groups_total} "

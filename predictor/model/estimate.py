@@ -30,6 +30,7 @@ from clperf.predictor.model import calibration, profiles
 from clperf.predictor.model import roofline as rl
 from clperf.predictor.model import speedup as speedup_model
 from clperf.predictor.model.cpu_code import CompiledCode
+from clperf.predictor.model.memory import MemoryTraffic
 
 log = logging.getLogger(__name__)
 
@@ -128,12 +129,16 @@ def _interval(time_ms: float, quantiles: list[float] | None) -> tuple[float, flo
     return time_ms / _UNCALIBRATED_FACTOR, time_ms * _UNCALIBRATED_FACTOR
 
 
-def roofline_estimate(kernel: rl.KernelLike, scenario: Scenario,
-                      device: Device) -> tuple[Estimate, rl.Traffic]:
-    """The analytical estimate alone (no cache, no calibration)."""
+def roofline_estimate(kernel: rl.KernelLike, scenario: Scenario, device: Device,
+                      memory: MemoryTraffic | None = None) -> tuple[Estimate, rl.Traffic]:
+    """The analytical estimate alone (no cache, no calibration); ``memory``: the launch's traffic through
+    the device's caches, from a counting run's trace (``memory.memory_traffic``), replacing the static
+    traffic model's bytes."""
     bw, fl, measured = profiles.peaks(device)
     facts = profiles.facts(device)
     t = rl.traffic(kernel, scenario, device.type)
+    if memory is not None:
+        t = rl.with_memory(t, memory)
     r = rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured)
     meta = learned_meta()
     q = (meta or {}).get("roofline_intervals", {}).get(device.name)
@@ -155,6 +160,7 @@ def estimate(
     calibrate: bool = True,
     counter: CodeCounter | None = None,
     code_deadline: float | None = None,
+    memory: MemoryTraffic | None = None,
 ) -> Estimate:
     """Predict ``kernel``'s time for ``scenario`` on ``device``.
 
@@ -165,7 +171,7 @@ def estimate(
     ``calibrate`` applies the user's stored measurements of the device to the roofline and the learned
     model.
     """
-    base, traffic = roofline_estimate(kernel, scenario, device)
+    base, traffic = roofline_estimate(kernel, scenario, device, memory)
     meta = learned_meta() if use_model else None
     result = base
     if meta is not None and source is not None and covers(meta, device):
@@ -236,9 +242,12 @@ def counting(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: 
 def _learned(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: str, build_options: str,
              base: Estimate, traffic: rl.Traffic, meta: dict[str, Any], use_cache: bool) -> Estimate:
     version = str(meta.get("version", "0"))
+    # what a counting run changed: its trip counts and the traffic through the caches
+    measured = [getattr(lp, "measured", None) for lp in getattr(kernel, "loops", ())]
     k = cache_mod.key("estimate", cache_mod.source_hash(source), build_options, kernel.name,
                       scenario.to_json(), device.key, device.peak_bandwidth_gbs, device.peak_gflops,
-                      meta.get("name"), version, rl.MODEL_VERSION)
+                      meta.get("name"), version, rl.MODEL_VERSION, measured,
+                      [traffic.issued_bytes, traffic.dram_bytes, traffic.local_bytes])
     c = cache_mod.default() if use_cache else None
     hit = c.get(k, _cached_estimate) if c is not None else None
     if hit is not None:

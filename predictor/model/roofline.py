@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from clperf.core.errors import ScenarioError
@@ -28,6 +28,7 @@ from clperf.core.records import Bound, Device, Scenario, type_size
 from clperf.core.scenario import evaluate
 from clperf.predictor.analysis.records import launch_args
 from clperf.predictor.model import profiles
+from clperf.predictor.model.memory import MemoryTraffic
 
 MODEL_NAME = "roofline"
 MODEL_VERSION = "3"  # also stands for the analysis behind the learned features (cache keys)
@@ -94,6 +95,14 @@ class Roofline:
     bound: Bound
     bandwidth_utilization: float  # effective bytes / time / peak bandwidth
     peaks_measured: bool
+
+
+def with_memory(t: Traffic, memory: MemoryTraffic) -> Traffic:
+    """``t`` with the bytes a trace of the launch gives (``memory.memory_traffic``): the sectors the warps'
+    requests touch as what the memory system sees, what misses L2 as DRAM traffic, and __local traffic
+    stretched by its bank conflicts; the operation counts stay."""
+    return replace(t, issued_bytes=memory.l1_bytes, dram_bytes=memory.dram_bytes,
+                   local_bytes=memory.local_bytes * max(1.0, memory.bank_conflict_factor))
 
 
 def _stride_elems(access: AccessLike, args: Mapping[str, int | float]) -> float | None:

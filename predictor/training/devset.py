@@ -34,10 +34,10 @@ from typing import Any
 import numpy as np
 
 from clperf.api import Workspace, select_device
+from clperf.benchmark.counting import Counts
 from clperf.core.errors import ClperfError, InputError
 from clperf.core.records import Scenario
 from clperf.predictor.analysis.pipeline import analyze_text
-from clperf.predictor.model.estimate import estimate
 
 LONG_MS = 0.2  # launches at least this long are reported on their own: the ones users most want faster
 PAIR_NOISE = math.log(1.05)
@@ -143,16 +143,16 @@ def predict_all(folder: Path, device_name: str = "h200", models: Sequence[str] =
                 raise InputError(f"kernel {spec['kernel']} does not compile")
             scenario = scenario_of(spec)
             ws = Workspace(build_options=opts)
-            kernels = {"": kernel}
+            variants: dict[str, tuple[Counts | None, bool]] = {"": (None, False)}
             if measure is not None:
                 counts = ws.count(text, path, kernel, scenario, data=launch_data(measure, spec),
                                   budget_s=budget_s)
-                if counts is not None:
-                    kernels["+counts"] = ws.counted(kernel, counts)
-            for suffix, k in kernels.items():
+                if counts is not None:  # its trip counts, then also its trace through the caches
+                    variants.update({"+counts": (counts, False), "+caches": (counts, True)})
+            for suffix, (counts, caches) in variants.items():
                 for m in models:  # no counting of PoCL's own code: the dev set's device is a GPU
-                    est = estimate(k, scenario, device, source=text, build_options=opts, use_cache=False,
-                                   use_model=m == "auto", calibrate=False)
+                    est = ws.estimate(kernel, scenario, device, text, use_cache=False, use_model=m == "auto",
+                                      calibrate=False, counts=counts, caches=caches)
                     predicted[("roofline" if m == "roofline" else "model") + suffix] = est.time_ms
         except (ClperfError, OSError, ValueError, KeyError) as e:
             problem = f"{type(e).__name__}: {e}"
