@@ -25,6 +25,7 @@ from clperf.api import warm_up as warm_up_llvm
 from clperf.core import frontend
 from clperf.core.errors import ClperfError, DeviceError
 from clperf.core.records import Device, Estimate, Measurement, Scenario
+from clperf.core.rulepages import rule_page
 from clperf.predictor.model.roofline import bytes_per_execution
 from clperf.server import history
 from clperf.server.settings import Settings
@@ -33,7 +34,6 @@ from clperf.server.views import Problem, Span
 log = logging.getLogger("clperf.server")
 
 MAX_ANALYZED_CHARS = 1_000_000  # clang on a multi-megabyte file would hold a worker for seconds
-_DOCS = Path(__file__).resolve().parents[1] / "docs" / "rules"
 
 
 @dataclass(frozen=True)
@@ -87,11 +87,12 @@ def source_hash(text: str) -> str:
 
 
 def rule_doc_url(rule: str, settings: Settings) -> str | None:
-    """Where the rule's page lives: ``clperf.docsBaseUrl`` + ``<rule>.md``, else the repo's docs/rules."""
+    """Where the rule's page lives: ``clperf.docsBaseUrl`` + ``<rule>.md``, else the installed page (the
+    checkout's docs/rules, or the wheel's copy)."""
     if settings.docs_base_url:
         return settings.docs_base_url.rstrip("/") + f"/{rule}.md"
-    page = _DOCS / f"{rule}.md"
-    return page.as_uri() if page.exists() else None
+    page = rule_page(rule)
+    return page.as_uri() if page is not None else None
 
 
 def _severity(value: Any, default: str) -> str:

@@ -17,7 +17,7 @@ from clperf.cli import add_build_options, add_json_flag, add_scenario_flags, sce
 from clperf.core.errors import InputError
 from clperf.predictor.model.estimate import COUNTED_MODEL
 from clperf.predictor.model.speedup import own_code
-from clperf.predictor.training import datasets, devset, evaluate, train
+from clperf.predictor.training import datasets, devset
 from clperf.predictor.training.config import TrainConfig
 
 
@@ -155,6 +155,8 @@ def _train(ns: argparse.Namespace) -> int:
         raise InputError(f"--members must be at least 1, not {ns.members}")
     cfg = TrainConfig(minutes=ns.minutes, epochs=ns.epochs, test_share=ns.test_share, seed=ns.seed,
                       device_type=ns.device_type, use_code=not ns.no_code, members=ns.members)
+    from clperf.predictor.training import train  # torch: loaded only for the commands that train
+
     summary = train.train(ns.data, ns.out, cfg, split_from=ns.split_from, progress=not ns.json)
     if ns.json:
         json.dump(summary, sys.stdout, indent=2)
@@ -168,6 +170,8 @@ def _evaluate(ns: argparse.Namespace) -> int:
     if not ns.data:
         raise InputError("clperf evaluate needs --data DATASET ... or --devset [DIR]")
     datasets.expand_data(ns.data)  # a clear error for a missing dataset or an empty folder
+    from clperf.predictor.training import evaluate  # torch, as for train
+
     result = evaluate.run(ns.data, ns.model, ns.report, progress=not ns.json,
                           baseline_minutes=ns.baseline_minutes)
     if ns.json:

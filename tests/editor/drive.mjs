@@ -118,10 +118,10 @@ async function main() {
       const text = clperfLog(cfg.userDataDir);
       return /server started:/.test(text) ? text : undefined;
     });
-    // the extension asks the server for its target: the shipped H200 profile, not "default device"
-    const status = await until("the status bar to name the server's target device", 30_000, async () => {
+    // the extension asks the server for its device: by default the machine's own (PoCL's CPU device here)
+    const status = await until("the status bar to name the server's current device", 30_000, async () => {
       const t = await page.locator(".statusbar-item").filter({ hasText: "clperf:" }).first().textContent();
-      return t && /H200/.test(t) ? t.trim() : undefined;
+      return t && /pthread/i.test(t) ? t.trim() : undefined;
     });
     const line = log.split("\n").find((l) => l.includes("server started:"));
     return { detail: `${line?.trim()} | status bar: ${status}`, screenshot: await shot(page, "01-activated.png") };
@@ -237,17 +237,17 @@ async function main() {
     await sleep(300);
     const labels = await rows.allTextContents();
     const input = page.locator(".quick-input-widget input.input");
-    await input.fill("pthread"); // PoCL's CPU device
-    await page.locator(".quick-input-list .monaco-list-row").filter({ hasText: /pthread/i }).first().waitFor();
+    await input.fill("H200"); // the shipped profile: estimates for a device this machine does not have
+    await page.locator(".quick-input-list .monaco-list-row").filter({ hasText: /H200/ }).first().waitFor();
     const screenshot = await shot(page, "10-select-device.png");
     await page.keyboard.press("Enter");
-    const status = await until("the status bar to name the PoCL device", 30_000, async () => {
+    const status = await until("the status bar to name the H200 profile", 30_000, async () => {
       const t = await page.locator(".statusbar-item").filter({ hasText: "clperf:" }).first().textContent();
-      return /pthread/i.test(t ?? "") ? t.trim() : undefined;
+      return /H200/.test(t ?? "") ? t.trim() : undefined;
     });
-    const lenses = await until("estimates for the PoCL device", 60_000, async () => {
+    const lenses = await until("estimates for the H200", 60_000, async () => {
       const all = await lensTexts(page);
-      return all.some((t) => /^≈.*on pthread/i.test(t)) ? all : undefined;
+      return all.some((t) => /^≈.*on NVIDIA H200/.test(t)) ? all : undefined;
     });
     return { detail: `choices: ${labels.join(" | ")} || status: ${status} || lenses: ${lenses.join(" | ")}`, screenshot };
   });
