@@ -249,6 +249,16 @@ class _Flusher:
         self.writer.flush()
 
 
+class _Sink:
+    """Hands records to a callable instead of a file (a sweep run as a Ray task, see ``cluster``)."""
+
+    def __init__(self, write: Callable[[dict[str, Any]], None]) -> None:
+        self.write = write
+
+    def close(self) -> None:
+        pass
+
+
 def sources_path(out: Path) -> Path:
     """The side file holding each swept source once: ``x.jsonl.gz`` -> ``x.sources.jsonl.gz``."""
     name = out.name
@@ -261,7 +271,7 @@ def sources_path(out: Path) -> Path:
 def run_sweep(
     kernels: Sequence[SweepKernel],
     device: Device,
-    out: str | Path,
+    out: str | Path | None,
     *,
     max_variants: int = 40,
     policy: Policy | None = None,
@@ -272,6 +282,8 @@ def run_sweep(
     seed: int = DEFAULT_SEED,
     lookahead: int = 6,
     on_event: Event | None = None,
+    done: set[str] | None = None,
+    sink: Callable[[dict[str, Any]], None] | None = None,
 ) -> Summary:
     """Measure every variant of every kernel not already in ``out``; append one record per variant.
 
@@ -279,18 +291,28 @@ def run_sweep(
     measured) and ``"skip"``. ``lookahead`` kernels after the current one are compiled in the background
     (0: none). With ``time_budget_s`` no variant starts after the budget and the call
     returns, with everything flushed, within about a second of it.
+
+    With ``sink`` each record goes to ``sink(record)`` instead of ``out``, no sources file is written
+    and ``done`` (keys already measured) stands for what ``out`` holds: the caller keeps the dataset.
     """
     policy = policy or Policy.sweep()
-    out = Path(out)
     started = time.monotonic()
     deadline = started + time_budget_s if time_budget_s is not None else None
     emit = on_event or (lambda kind, info: None)
-    done = dataset.keys(out)
-    src_path = sources_path(out)
-    known_sources = {r.get("source_hash") for r in dataset.read(src_path)}
+    flusher: _Flusher | _Sink
+    src_writer: dataset.Writer | None = None
+    known_sources: set[Any] = set()
+    if sink is not None:
+        flusher = _Sink(sink)
+    elif out is not None:
+        out = Path(out)
+        done = dataset.keys(out) if done is None else done
+        known_sources = {r.get("source_hash") for r in dataset.read(sources_path(out))}
+        flusher, src_writer = _Flusher(out), dataset.Writer(sources_path(out))
+    else:
+        raise ValueError("run_sweep needs out or sink")
+    done = done if done is not None else set()
     summary = Summary()
-    flusher = _Flusher(out)
-    src_writer = dataset.Writer(src_path)
     worker: Worker | None = None
     prebuilt: set[tuple[str, str]] = set()  # sent to the current worker
     queue = _prepared(kernels, device, max_variants, max_buffer_bytes, done, summary, emit)
@@ -311,7 +333,7 @@ def run_sweep(
             if not todo:
                 continue
             shash = source_hash(k.source)
-            if shash not in known_sources:
+            if src_writer is not None and shash not in known_sources:
                 src_writer.write({"source_hash": shash, "file": k.file, "source": k.source})
                 src_writer.flush()
                 known_sources.add(shash)
@@ -328,7 +350,8 @@ def run_sweep(
                 break
     finally:
         flusher.close()
-        src_writer.close()
+        if src_writer is not None:
+            src_writer.close()
         if worker is not None:
             worker.close()
         summary.seconds = time.monotonic() - started
@@ -346,9 +369,14 @@ def _prepared(kernels: Sequence[SweepKernel], device: Device, max_variants: int,
             summary.kernels_skipped.append(f"{k.ident}: {e}")
             emit("skip", {"kernel": k.ident, "why": str(e)})
             continue
-        shash = source_hash(k.source)
-        keyed = [(v, dataset.record_key(shash, k.name, k.options, v.scenario, device.key)) for v in todo_all]
+        keyed = keyed_variants(k, device, todo_all)
         yield k, [(v, key) for v, key in keyed if key not in done], len(keyed)
+
+
+def keyed_variants(k: SweepKernel, device: Device, vs: Sequence[Variant]) -> list[tuple[Variant, str]]:
+    """Each variant with its dataset key (``dataset.record_key``)."""
+    shash = source_hash(k.source)
+    return [(v, dataset.record_key(shash, k.name, k.options, v.scenario, device.key)) for v in vs]
 
 
 def _restart(worker: Worker | None, device: Device, summary: Summary) -> Worker:
@@ -362,7 +390,8 @@ def _restart(worker: Worker | None, device: Device, summary: Summary) -> Worker:
 
 def _run_kernel(k: SweepKernel, todo: list[tuple[Variant, str]], device: Device, worker: Worker | None,
                 policy: Policy, deadline: float | None, variant_timeout_s: float, build_timeout_s: float,
-                seed: int, flusher: _Flusher, summary: Summary, emit: Event) -> tuple[Worker | None, bool]:
+                seed: int, flusher: _Flusher | _Sink, summary: Summary, emit: Event
+                ) -> tuple[Worker | None, bool]:
     """Measure ``todo`` for one kernel, restarting the worker after a fault. Returns (worker, stopped)."""
     pending = list(todo)
     deaths_before_build = 0
@@ -438,17 +467,24 @@ class _OutOfTime(Exception):
 
 
 def _record(k: SweepKernel, v: Variant, key: str, device: Device, status: str, error: str | None,
-            times: Sequence[float], flusher: _Flusher, summary: Summary, emit: Event,
+            times: Sequence[float], flusher: _Flusher | _Sink, summary: Summary, emit: Event,
             data_hashes: dict[str, str] | None = None) -> None:
-    m = make_measurement(kernel=k.name, file=k.file, source=k.source, options=k.options,
-                         scenario=v.scenario, device=device, status=status, error=error, times_ms=times,
-                         data_hashes=data_hashes)
-    rec = dataset.to_record(m, sweep={"variant": v.index, "values": v.values, "spec": k.spec.to_text()})
-    rec["key"] = key
+    rec = variant_record(k, v, key, device, status, error, times, data_hashes)
     flusher.write(rec)
     summary.measured += 1
     if status == "ok":
         summary.ok += 1
     else:
         summary.failed[status] = summary.failed.get(status, 0) + 1
-    emit("result", {"kernel": k.ident, "status": status, "error": error, "median_ms": m.median_ms})
+    emit("result", {"kernel": k.ident, "status": status, "error": error, "median_ms": rec["median_ms"]})
+
+
+def variant_record(k: SweepKernel, v: Variant, key: str, device: Device, status: str, error: str | None,
+                   times: Sequence[float] = (), data_hashes: dict[str, str] | None = None) -> dict[str, Any]:
+    """The dataset record of one measured (or failed) variant."""
+    m = make_measurement(kernel=k.name, file=k.file, source=k.source, options=k.options,
+                         scenario=v.scenario, device=device, status=status, error=error, times_ms=times,
+                         data_hashes=data_hashes)
+    rec = dataset.to_record(m, sweep={"variant": v.index, "values": v.values, "spec": k.spec.to_text()})
+    rec["key"] = key
+    return rec
