@@ -19,6 +19,7 @@ options, scenario, the sha256 of each buffer's data, the sampling settings and t
 from __future__ import annotations
 
 import logging
+import shlex
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -57,7 +58,7 @@ class _Job:
                  data: Mapping[str, np.ndarray] | None, path: Path | None) -> None:
         self.source, self.kernel, self.scenario, self.path = source, kernel, scenario, path
         self.options = check_options(build_options, "the counting run", path.parent if path else None)
-        sig = kernel_signature(source, kernel, str(path) if path else "", " ".join(self.options))
+        sig = kernel_signature(source, kernel, str(path) if path else "", shlex.join(self.options))
         self.inputs = KernelInputs(sig, scenario, data_root(str(path)) if path else None, data)
         self.identity = self.inputs.identity()
 
@@ -100,8 +101,9 @@ def count(source: str, kernel: str, scenario: Scenario, *, build_options: str = 
 
     Returns None, with the reason logged at info level, when there is no counting run to be had:
     Oclgrind or the plugin unavailable, a scenario whose inputs cannot be made, a kernel that does not
-    build or crashes, or no work-group that finished within the budget. A kernel that reads or writes
-    out of bounds is counted, and ``Counts.errors`` holds Oclgrind's reports."""
+    build or crashes, or not one work-item that finished within the budget. A kernel that reads or
+    writes out of bounds is counted, and ``Counts.errors`` holds Oclgrind's reports. The budget runs
+    from the call (the plugin's one-time build aside)."""
     started = time.time()
     settings: Settings = (float(budget_s), int(sample_groups), int(trace_groups), int(trace_cap))
     try:
@@ -119,15 +121,17 @@ def count(source: str, kernel: str, scenario: Scenario, *, build_options: str = 
         return hit
     try:
         tc = oclgrind.toolchain()
+        building = time.time()
         plugin = oclgrind.plugin(tc)
+        started += time.time() - building
         ir = job.clperf_ir()  # before the run, inside its budget
         outcome = launch.run(job.request(settings), plugin, tc.icd, budget_s=budget_s, start=started)
         result = job.counts(outcome, ir)
-    except (oclgrind.Unavailable, OSError) as e:
+    except (oclgrind.Unavailable, OSError, ClperfError) as e:  # ClperfError: a data file changed since
         log.info("no counting run of %s: %s", kernel, e)
         return None
-    except ClperfError as e:  # the inputs could not be made (a data file changed since it was checked)
-        log.info("no counting run of %s: %s", kernel, e)
+    except (ValueError, KeyError, TypeError) as e:  # a report the plugin did not finish writing
+        log.info("no counting run of %s: unreadable counts (%s: %s)", kernel, type(e).__name__, e)
         return None
     if outcome.cacheable:
         store.put(key, result)

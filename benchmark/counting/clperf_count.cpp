@@ -105,19 +105,13 @@ uint64_t envCount(const char* name, uint64_t fallback)
 std::string quoted(const std::string& s)
 {
   std::string out = "\"";
+  char escape[8];
   for (unsigned char c : s)
   {
     if (c == '"' || c == '\\')
-    {
-      out += '\\';
-      out += char(c);
-    }
-    else if (c < 0x20)
-    {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    }
+      out += {'\\', char(c)};
+    else if (c < 0x20 && std::snprintf(escape, sizeof escape, "\\u%04x", c) > 0)
+      out += escape;
     else
       out += char(c);
   }
@@ -183,8 +177,7 @@ public:
 
   void kernelBegin(const oclgrind::KernelInvocation* invocation) override
   {
-    // a program may launch several kernels: the last launch's files are the ones read
-    reset();
+    // the counting run's child launches one kernel once: the plugin's state is that launch's
     auto* ki = const_cast<oclgrind::KernelInvocation*>(invocation);
     oclgrind::Size3 n = ki->getNumGroups();
     m_numGroups = {n.x, n.y, n.z};
@@ -416,29 +409,6 @@ private:
   {
     static thread_local Worker w;
     return w;
-  }
-
-  void reset()
-  {
-    m_blockIndex.clear();
-    m_blocks.clear();
-    m_counts.clear();
-    m_siteIndex.clear();
-    m_sites.clear();
-    m_globalArg.clear();
-    m_localValues.clear();
-    m_traced.clear();
-    m_tracedRan.clear();
-    m_ran.clear();
-    m_records.clear();
-    m_partialRecords.clear();
-    m_partialTraced.clear();
-    m_messages.clear();
-    m_errors = 0;
-    m_started = 0;
-    m_groupSeconds = 0;
-    m_partialItems = 0;
-    m_truncated = m_budgetSpent = m_aborted = false;
   }
 
   // number every block, and every instruction that may touch memory, of the kernel's module
