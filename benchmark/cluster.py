@@ -83,13 +83,20 @@ class _Shard:
 
 def connect(address: str | None) -> bool:
     """Join the Ray cluster at ``address`` ("auto": the one ``ray start`` runs here; None or "": the
-    one this process already joined, else a new local one). True when this call started Ray."""
+    one this process already joined, else a new local one). True when this call started Ray.
+
+    A new local instance listens on 127.0.0.1 only: nothing outside this machine has to reach it.
+    """
+    if not address:
+        # without this Ray swaps a loopback node address for the host's own (read when ray first loads)
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     import ray
 
     if ray.is_initialized():
         return False
+    local: dict[str, Any] = {} if address else {"_node_ip_address": "127.0.0.1", "include_dashboard": False}
     try:
-        ray.init(address=address or None, log_to_driver=False, configure_logging=False)
+        ray.init(address=address or None, log_to_driver=False, **local)
     except (ConnectionError, RuntimeError, ValueError) as e:
         raise ClperfError(f"cannot reach a Ray cluster at {address or 'a new local instance'}: {e}") from e
     return True
@@ -115,7 +122,11 @@ def run_sweep_on_ray(kernels: Sequence[SweepKernel], device: Device, out: str | 
     summary = ClusterSummary()
     written = dataset.keys(out)
     planned = _plan(kernels, device, max_variants, max_buffer_bytes, written, summary, emit)
-    _write_sources(out, [k for k, _, todo in planned if todo])
+    busy = [k for k, _, todo in planned if todo]
+    _write_sources(out, busy)
+    if not busy:  # all in the dataset already: no cluster needed
+        summary.seconds = time.monotonic() - started
+        return summary
     started_ray = connect(address)
     try:
         shards = _shards(planned, tasks or _slots(device))

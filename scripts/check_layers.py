@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # the heavy libraries, and the clperf modules that import torch at their top (the network and the
 # training loop)
-LAZY = ("torch", "pyopencl", "llvmlite", "pygls", "lsprotocol", "clperf.predictor.model.network",
+LAZY = ("torch", "pyopencl", "llvmlite", "pygls", "lsprotocol", "ray", "clperf.predictor.model.network",
         *(f"clperf.predictor.training.{m}" for m in ("train", "fit", "predict", "evaluate")))
 ENTRY_POINTS = ("clperf/cli/__init__.py", "server/cli.py")  # safe-path check first (docs/security.md)
 

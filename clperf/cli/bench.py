@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from clperf.api import Workspace, discover, runnable_device
+from clperf.benchmark.cluster import run_sweep_on_ray
 from clperf.benchmark.progress import Progress
 from clperf.benchmark.sweep import find_files, kernels_in_file, parse_shard, run_sweep, shard_of
 from clperf.benchmark.timing import Policy
@@ -73,6 +74,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
                    help="drop variants with a buffer larger than this (16)")
     p.add_argument("--lookahead", type=int, default=6, metavar="N",
                    help="compile the next N kernels in the background while one is measured (6; 0: off)")
+    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="run the sweep as tasks on a Ray cluster (pip install 'clperf[cluster]'): ADDRESS "
+                        "of its head (host:6379), 'auto' for the one `ray start` runs here, nothing for a "
+                        "new local one; write --ray=ADDRESS or put it after the paths")
+    p.add_argument("--ray-tasks", type=int, metavar="N",
+                   help="with --ray: shards (default 2 per GPU, or per CPU for a CPU device, of the cluster)")
     add_build_options(p)
     add_json_flag(p)
     p.set_defaults(run=cmd_sweep)
@@ -232,11 +239,13 @@ def cmd_sweep(ns: argparse.Namespace) -> int:
                         f"({state['failed']} failed), {state['variants'] / elapsed:.1f}/s",
                         force=kind == "skip" and not progress.tty)
 
-    summary = run_sweep(kernels, device, ns.out, max_variants=ns.max_variants,
-                        policy=Policy.named(ns.policy),
-                        time_budget_s=ns.time_budget, variant_timeout_s=ns.variant_timeout,
-                        max_buffer_bytes=int(ns.max_buffer_mb * 2**20), lookahead=max(0, ns.lookahead),
-                        on_event=on_event)
+    settings: dict[str, Any] = {
+        "max_variants": ns.max_variants, "policy": Policy.named(ns.policy), "time_budget_s": ns.time_budget,
+        "variant_timeout_s": ns.variant_timeout, "max_buffer_bytes": int(ns.max_buffer_mb * 2**20),
+        "lookahead": max(0, ns.lookahead)}
+    if ns.ray is not None:
+        return _sweep_on_ray(ns, kernels, device, skipped, settings)
+    summary = run_sweep(kernels, device, ns.out, on_event=on_event, **settings)
     progress.done()
     result = {
         "device": device.to_json(), "out": ns.out, "kernels": summary.kernels, "measured": summary.measured,
@@ -260,4 +269,52 @@ def cmd_sweep(ns: argparse.Namespace) -> int:
             print(f"  skipped {s}")
         if len(skipped) > 20:
             print(f"  ... and {len(skipped) - 20} more skipped")
+    return 0
+
+
+def _sweep_on_ray(ns: argparse.Namespace, kernels: list[Any], device: Device, skipped: list[str],
+                  settings: dict[str, Any]) -> int:
+    """``clperf sweep --ray``: the same sweep as Ray tasks, with progress for the whole job."""
+    if ns.ray_tasks is not None and ns.ray_tasks < 1:
+        raise InputError("--ray-tasks must be at least 1")
+    progress = Progress("sweep on Ray")
+    state = {"tasks": 0, "done": 0, "failed_tasks": 0, "variants": 0, "failed": 0}
+
+    def on_event(kind: str, info: dict[str, Any]) -> None:
+        if kind == "task":
+            state.update(tasks=info["tasks"], done=info["done"], failed_tasks=info["failed"])
+        elif kind == "result":
+            state["variants"] += 1
+            state["failed"] += info["status"] != "ok"
+        elif kind == "skip":
+            skipped.append(f"{info['kernel']}: {info['why']}")
+            return
+        elapsed = max(1e-9, time.monotonic() - progress.start)
+        tasks = f"task {state['done']}/{state['tasks']} done" if state["tasks"] else "tasks running"
+        progress.update(state["done"] / max(1, state["tasks"]),
+                        f"{tasks} ({state['failed_tasks']} failed), {state['variants']} measured "
+                        f"({state['failed']} failed), {state['variants'] / elapsed:.1f}/s",
+                        force=kind == "task" and not progress.tty)
+
+    s = run_sweep_on_ray(kernels, device, ns.out, address=ns.ray or None, tasks=ns.ray_tasks,
+                         on_event=on_event, **settings)
+    progress.done()
+    result = {
+        "device": device.to_json(), "out": ns.out, "kernels": s.kernels, "measured": s.measured, "ok": s.ok,
+        "failed": s.failed, "already_done": s.resumed, "tasks": s.tasks, "tasks_failed": s.tasks_failed,
+        "duplicates_dropped": s.duplicates, "nodes": s.nodes, "worker_restarts": s.restarts,
+        "seconds": round(s.seconds, 2), "measurements_per_second": round(s.rate, 2),
+        "stopped_by_budget": s.stopped_by_budget,
+        "worker_seconds": {k: round(v, 2) for k, v in s.phases.items()}, "skipped": skipped,
+    }
+    if ns.json:
+        print(json.dumps(result, indent=1))
+        return 0
+    print(f"sweep on Ray ({len(s.nodes)} node(s)), {device.name}: {s.measured} measured ({s.ok} ok, failed: "
+          f"{s.failed or 'none'}) over {s.kernels} kernels, {s.tasks} tasks ({s.tasks_failed} failed twice), "
+          f"in {s.seconds:.1f} s ({s.rate:.1f}/s); {s.resumed} already in {ns.out}")
+    for line in skipped[:20]:
+        print(f"  skipped {line}")
+    if len(skipped) > 20:
+        print(f"  ... and {len(skipped) - 20} more skipped")
     return 0
