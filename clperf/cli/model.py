@@ -101,7 +101,10 @@ def _predict(ns: argparse.Namespace) -> int:
                       use_model=ns.model == "auto", calibrate=not ns.no_calibration, counts=counted)
     kernel = ws.counted(target.kernel, counted)
     warnings = [*target.warnings, *ws.doubts(kernel, target.scenario, device)]
-    if counted is not None and counted.groups_run < counted.groups_total:
+    if counted is not None and counted.groups_run == 0:
+        warnings.append(f"trip counts from a counting run of {counted.items_run} work-items of its first "
+                        "work-groups (none finished in the budget): a rough count")
+    elif counted is not None and counted.groups_run < counted.groups_total:
         warnings.append(f"trip counts from a counting run of {counted.groups_run} of {counted.groups_total} "
                         f"work-groups (±{counted.rel_error:.1%})")
     elif counted is None and not ns.static and ws.needs_count(target.kernel, target.scenario):
