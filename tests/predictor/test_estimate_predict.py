@@ -104,8 +104,8 @@ def test_predict_warns_when_a_loop_count_is_unknown_and_takes_dash_led_build_opt
                    "  float v = 0.0f;\n"
                    "  while (1) { v += 1.0f; if (flag[0] == 7) break; }\n"
                    "  out[get_global_id(0)] = v * SCALE;\n}\n")
-    assert main(["predict", str(src), "--device", "h200", "--model", "roofline", "--build-options",
-                 "-DSCALE=2.0f", "--json"]) == 0
+    assert main(["predict", str(src), "--device", "h200", "--model", "roofline", "--static",
+                 "--build-options", "-DSCALE=2.0f", "--json"]) == 0
     warnings = json.loads(capsys.readouterr().out)["warnings"]
     assert len(warnings) == 1 and "line 3" in warnings[0] and "lower bound" in warnings[0]
 
