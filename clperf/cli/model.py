@@ -79,6 +79,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
                         "default ../shared/devset) and compare with their measured times")
     e.add_argument("--counting", action="store_true",
                    help="with --devset: also predict each launch from a counting run with its exact data")
+    e.add_argument("--count-budget", type=float, default=8.0, metavar="SECONDS",
+                   help="with --counting: time for each launch's counting run (default 8)")
     e.add_argument("--device", "-d", default="h200",
                    help="with --devset: the device the dev set's times were measured on (default h200)")
     e.add_argument("--model", type=Path, default=None, help="model folder (default: the shipped model)")
@@ -194,7 +196,8 @@ def _evaluate_devset(ns: argparse.Namespace) -> int:
         import os
 
         os.environ["CLPERF_MODEL_DIR"] = str(ns.model)
-    launches = devset.predict_all(folder, ns.device, progress=not ns.json, counting=ns.counting)
+    launches = devset.predict_all(folder, ns.device, progress=not ns.json, counting=ns.counting,
+                                  budget_s=ns.count_budget)
     summary = devset.summarise(launches)
     if ns.json:
         json.dump(summary, sys.stdout, indent=2)
@@ -205,10 +208,14 @@ def _evaluate_devset(ns: argparse.Namespace) -> int:
                                 cwd=Path(__file__).parent, timeout=5, check=False).stdout.strip()
     except OSError:
         commit = ""
-    header = [f"Written by `clperf evaluate --devset {folder}` on "
+    command = f"clperf evaluate --devset {folder}" + (f" --counting --count-budget {ns.count_budget:g}"
+                                                       if ns.counting else "")
+    header = [f"Written by `{command}` on "
               f"{datetime.date.today().isoformat()}, commit `{commit or 'unknown'}`; "
-              f"predicted for `{ns.device}` (static: sizes and scalars, not the data), "
-              f"measured times from the dev set's `truth*.jsonl`."]
+              f"predicted for `{ns.device}`: statically (sizes and scalars, not the data)"
+              + (f" and from a counting run of each launch with its data ({ns.count_budget:g} s each)"
+                 if ns.counting else "") + ", "
+              "measured times from the dev set's `truth*.jsonl`."]
     ns.report.mkdir(parents=True, exist_ok=True)
     path = ns.report / "devset.md"
     path.write_text(devset.render(summary, launches, header), encoding="utf-8")
