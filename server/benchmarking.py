@@ -88,14 +88,19 @@ def run(text: str, path: str, kernels: Sequence[frontend.Kernel], device: Device
     for i, k in enumerate(kernels):
         if cancel.is_set():
             break
-        scenario = ws.resolve(k, ws.compiler_params(text, file, k.name), path=file).scenario
+        # the scenario as written (toml < settings < directive), resolved by the runner with the compiler's
+        # types and the file's folder for data files, as `clperf bench` does: one that cannot be
+        # resolved is the run's error, never a silent run on the defaults
+        spec, problems = ws.spec(k, path=file)
+        for problem in problems:
+            log.warning("%s: %s", k.name, problem)
 
         def progress(fraction: float, message: str, i: int = i, name: str = k.name) -> None:
             on_progress((i + fraction) / len(kernels), f"{name}: {message}")
 
-        m = ws.benchmark(text, file, k.name, scenario, device, policy=policy, timeout_s=timeout_s,
+        m = ws.benchmark(text, file, k.name, spec, device, policy=policy, timeout_s=timeout_s,
                          on_progress=progress, cancel=cancel)
-        est = _estimate_on(ws, text, path, k.name, device, scenario) if m.status == "ok" else None
+        est = _estimate_on(ws, text, path, k.name, device, m.scenario) if m.status == "ok" else None
         not_stored = ws.store(m)
         if not_stored:
             log.warning("measurement not stored: %s", not_stored)
