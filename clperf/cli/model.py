@@ -219,6 +219,7 @@ def _evaluate_devset(ns: argparse.Namespace) -> int:
     ns.report.mkdir(parents=True, exist_ok=True)
     path = ns.report / "devset.md"
     path.write_text(devset.render(summary, launches, header), encoding="utf-8")
+    devset.plot(launches, ns.report / "devset.png")
     for m, r in summary["models"].items():
         a = r["all"]
         print(f"{m:>9}: median APE {devset.fmt(a['median_ape'])}, within 2x {devset.fmt(a['within_2x'])}, "

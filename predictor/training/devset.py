@@ -216,6 +216,7 @@ def fmt(v: float | int | None, pct: bool = True) -> str:
 
 def render(summary: dict[str, Any], launches: Sequence[Launch], header: Sequence[str]) -> str:
     lines = ["# Dev-set evaluation: real public kernels", "", *header, "",
+             "![predicted against measured, one panel per model](devset.png)", "",
              f"{summary['launches']} launches with measured times; "
              f"{len(summary['unpredicted'])} could not be predicted.", "",
              "| model | launches | MAPE | median APE | ±25% | 2x | mean abs log | "
@@ -238,3 +239,31 @@ def render(summary: dict[str, Any], launches: Sequence[Launch], header: Sequence
         lines += ["", "## Not predicted", ""]
         lines += [f"- {x.id}: {x.problem}" for x in launches if x.problem]
     return "\n".join(lines) + "\n"
+
+
+def plot(launches: Sequence[Launch], path: Path) -> None:
+    """Predicted against measured time of every launch, one panel per model (log-log, the 2x band)."""
+    try:
+        import matplotlib
+    except ImportError as e:
+        raise InputError("the dev-set plot needs matplotlib: pip install 'clperf[train]'") from e
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    models = sorted({m for x in launches for m in x.predicted_ms})
+    fig, axes = plt.subplots(1, len(models), figsize=(4 * len(models), 4), squeeze=False)
+    for ax, m in zip(axes[0], models, strict=True):
+        pts = [(x.measured_ms, x.predicted_ms[m]) for x in launches if m in x.predicted_ms]
+        ax.loglog([a for a, _ in pts], [b for _, b in pts], ".", alpha=0.6)
+        lo = min(min(a, b) for a, b in pts) / 2 if pts else 1e-3
+        hi = max(max(a, b) for a, b in pts) * 2 if pts else 1.0
+        ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+        ax.plot([lo, hi], [2 * lo, 2 * hi], "k:", lw=0.6)
+        ax.plot([lo, hi], [lo / 2, hi / 2], "k:", lw=0.6)
+        ax.set_title(f"{m} ({len(pts)})")
+        ax.set_xlabel("measured ms")
+        ax.set_ylabel("predicted ms")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
