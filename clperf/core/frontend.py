@@ -28,8 +28,9 @@ _SPACE = {
     "__global": "global", "global": "global", "__local": "local", "local": "local",
     "__constant": "constant", "constant": "constant", "__private": "private", "private": "private",
 }
-_KERNEL_HEAD = re.compile(
-    r"\b(?:__kernel|kernel)\b(?:\s+__attribute__\s*\(\(.*?\)\))*\s+void\s+([A-Za-z_]\w*)\s*\(", re.S
+_KERNEL_HEAD = re.compile(  # `__kernel void name(` or, as some suites write it, `void __kernel name(`
+    r"(?:\b(?:__kernel|kernel)\b(?:\s+__attribute__\s*\(\(.*?\)\))*\s+void"
+    r"|\bvoid\s+(?:__kernel|kernel)\b(?:\s+__attribute__\s*\(\(.*?\)\))*)\s+([A-Za-z_]\w*)\s*\(", re.S
 )
 _UNROLL = re.compile(r"^\s*#\s*pragma\s+unroll(?:\s*\(?\s*(\d+)\s*\)?)?\s*$")
 _WORK_ITEM_FN = re.compile(r"\bget_(?:global|local|group)_id\s*\(\s*(\d)\s*\)")

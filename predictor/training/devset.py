@@ -36,12 +36,14 @@ import numpy as np
 from clperf.api import Workspace, select_device
 from clperf.benchmark.counting import Counts
 from clperf.core.errors import ClperfError, InputError
-from clperf.core.records import Scenario
+from clperf.core.records import Param, Scenario, type_size
 from clperf.predictor.analysis.pipeline import analyze_text
 
 LONG_MS = 0.2  # launches at least this long are reported on their own: the ones users most want faster
 PAIR_NOISE = math.log(1.05)
 DEFAULT_DIR = Path(__file__).resolve().parents[3] / "shared" / "devset"
+_DTYPE_BYTES = {"float32": 4, "int32": 4, "uint32": 4, "float64": 8, "int64": 8, "uint64": 8, "int16": 2,
+                "uint16": 2, "int8": 1, "uint8": 1}
 HARNESS_SEED = 12345  # the dev set harness's --seed default, which its times were measured with
 
 
@@ -78,11 +80,19 @@ def load_truth(folder: Path) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in runs.items()}
 
 
-def scenario_of(spec: dict[str, Any]) -> Scenario:
-    """The spec's launch as a clperf Scenario: scalar values, buffer and ``__local`` lengths in elements."""
+def scenario_of(spec: dict[str, Any], params: Sequence[Param] = ()) -> Scenario:
+    """The spec's launch as a clperf Scenario: scalar values, buffer and ``__local`` lengths in elements of
+    the kernel's parameter types (``params``: a ``float4*`` buffer the spec counts in floats holds a
+    quarter as many elements)."""
+    types = {p.name: p.type for p in params if p.pointer}
     args: dict[str, int | float] = {}
     for a in spec["args"]:
-        args[a["name"]] = a["value"] if a["kind"] == "scalar" else int(a["count"])
+        if a["kind"] == "scalar":
+            args[a["name"]] = a["value"]
+            continue
+        count = int(a["count"])
+        elem, per = type_size(types.get(a["name"], "")), _DTYPE_BYTES.get(a["dtype"])
+        args[a["name"]] = count * per // elem if elem and per and elem > per else count
     local = tuple(spec["local"]) if spec.get("local") else None
     return Scenario(tuple(spec["global"]), local, args)
 
@@ -141,7 +151,7 @@ def predict_all(folder: Path, device_name: str = "h200", models: Sequence[str] =
             kernel = next((k for k in reports[key].kernels if k.name == spec["kernel"]), None)
             if kernel is None or not getattr(kernel, "analyzed", True):
                 raise InputError(f"kernel {spec['kernel']} does not compile")
-            scenario = scenario_of(spec)
+            scenario = scenario_of(spec, kernel.params)
             ws = Workspace(build_options=opts)
             variants: dict[str, tuple[Counts | None, bool]] = {"": (None, False)}
             if measure is not None:
