@@ -228,6 +228,7 @@ def test_blocks_read_ir_names_and_loop_nests_from_llc_assembly():
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("needs_core_timing")
 def test_launch_cycles_repeat_blocks_and_inner_loops_by_their_counts():
     code = compiled.blocks(ASM, "_pocl_kernel_k_workgroup")
     counts = {"<entry>": 1, "pregion_for_entry.entry.i": 100, "for.body.i": 800, "for.end.i": 100}
@@ -323,6 +324,7 @@ f:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("needs_core_timing")
 def test_an_integer_division_costs_the_dividers_measured_cycles_not_llvm_mcas():
     forms = ("idivl\t%r8d", "divq\t8(%rsp)", "idivb\t%cl", "divss\t%xmm1, %xmm0", "vdivps\t%ymm1, %ymm0")
     assert [compiled.divide_cycles(i) for i in forms] == [6.0, 7.0, 4.0, 0.0, 0.0]

@@ -177,6 +177,7 @@ def test_instructions_that_must_not_run_here_leave_the_sequence_to_llvm_mca(inst
 
 @pytest.mark.slow
 @needs_core
+@pytest.mark.usefixtures("needs_core_timing")
 def test_a_run_sees_dependencies_in_core_cycles() -> None:
     chain = core_run.cycles(["addq $1, %rax"] * 64)
     spread = core_run.cycles([f"addq $1, %r{k}" for k in (8, 9, 10, 11)] * 16)
@@ -200,6 +201,7 @@ def test_pass_cycles_are_the_cores_and_llvm_mcas_where_the_core_cannot_run_them(
 
 @pytest.mark.slow
 @needs_core
+@pytest.mark.usefixtures("needs_core_timing")
 def test_the_driver_times_a_chain_of_taken_jumps_too(monkeypatch: pytest.MonkeyPatch) -> None:
     """The real driver prints the body's cycles, how much slower the chains of adds ran than the core's
     width, and the cycles a taken jump of a chain of them took (about 1-1.2 on a quiet core)."""

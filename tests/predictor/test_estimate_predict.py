@@ -196,12 +196,15 @@ def test_on_the_local_pocl_device_the_estimate_is_pocls_own_code_counted(pocl) -
     k = analyze_text(SAXPY_LOOP).kernel("sums")
     sc = scenario_for(SAXPY_LOOP, k)
     # not waited for: the roofline stands in, and the code is on its way
-    quick = estimate(k, sc, pocl, source=SAXPY_LOOP, code_deadline=time.monotonic(), calibrate=False)
-    waited = estimate(k, sc, pocl, source=SAXPY_LOOP, calibrate=False)  # waits for PoCL's code
+    counter = pocl_code.COUNTER  # what clperf.api hands the estimate where kernels may run
+    quick = estimate(k, sc, pocl, source=SAXPY_LOOP, code_deadline=time.monotonic(), calibrate=False,
+                     counter=counter)
+    waited = estimate(k, sc, pocl, source=SAXPY_LOOP, calibrate=False, counter=counter)  # waits for it
     assert waited.model_name == est_mod.COUNTED_MODEL and waited.time_ms > 0
     assert waited.interval_ms[0] < waited.time_ms < waited.interval_ms[1]
     assert quick.model_name in (est_mod.COUNTED_MODEL, "roofline")
-    assert not est_mod.counting(k, sc, pocl, SAXPY_LOOP)  # nothing left to wait for
+    assert not est_mod.counting(k, sc, pocl, SAXPY_LOOP, counter)  # nothing left to wait for
+    assert estimate(k, sc, pocl, source=SAXPY_LOOP, calibrate=False).model_name == "roofline"  # no counter
     # the same compute as the rewrite speedup model's, from the same counted code
     from clperf.predictor.model import speedup as speedup_model
     code = pocl_code.cached(SAXPY_LOOP, "sums", sc, pocl)
@@ -211,7 +214,8 @@ def test_on_the_local_pocl_device_the_estimate_is_pocls_own_code_counted(pocl) -
     assert estimate(k, sc, h200, source=SAXPY_LOOP, use_model=False).model_name == "roofline"
     longer = SAXPY_LOOP.replace("--arg n=16", "--arg n=64")
     sc64 = scenario_for(longer, analyze_text(longer).kernel("sums"))
-    assert estimate(k, sc64, pocl, source=longer, calibrate=False).time_ms > 2 * waited.time_ms
+    longer_est = estimate(k, sc64, pocl, source=longer, calibrate=False, counter=counter)
+    assert longer_est.time_ms > 2 * waited.time_ms
 
 
 def test_a_kernel_whose_counting_run_crashes_gets_the_roofline_and_says_why(
