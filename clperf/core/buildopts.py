@@ -188,9 +188,9 @@ def _owned(path: Path) -> bool:
         return False
 
 
-def lookup_config(start: Path, root: Path | None = None) -> tuple[Path | None, tuple[Path, ...]]:
-    """The nearest ``clperf.toml`` of the user's in ``start`` or above it, up to ``config_root``; and the
-    ones passed over because another user owns them."""
+def _nearest(start: Path, root: Path | None, names: tuple[str, ...]) -> tuple[Path | None, tuple[Path, ...]]:
+    """The first of ``names`` (paths relative to a folder) that is a file of the user's, in ``start`` or
+    the folders above it up to ``config_root``; and the ones passed over because another user owns them."""
     try:
         folder = start.resolve()
     except OSError:
@@ -198,14 +198,20 @@ def lookup_config(start: Path, root: Path | None = None) -> tuple[Path | None, t
     top = config_root(folder, root)
     ignored: list[Path] = []
     for d in (folder, *folder.parents):
-        candidate = d / CONFIG_NAME
-        if candidate.is_file():
-            if _owned(candidate):
-                return candidate, tuple(ignored)
-            ignored.append(candidate)
+        for candidate in (d / name for name in names):
+            if candidate.is_file():
+                if _owned(candidate):
+                    return candidate, tuple(ignored)
+                ignored.append(candidate)
         if d == top:
             break
     return None, tuple(ignored)
+
+
+def lookup_config(start: Path, root: Path | None = None) -> tuple[Path | None, tuple[Path, ...]]:
+    """The nearest ``clperf.toml`` of the user's in ``start`` or above it, up to ``config_root``; and the
+    ones passed over because another user owns them."""
+    return _nearest(start, root, (CONFIG_NAME,))
 
 
 def find_config(start: Path, root: Path | None = None) -> Path | None:
@@ -264,21 +270,7 @@ def lookup_database(start: Path, root: Path | None = None) -> tuple[Path | None,
     """The nearest compile database of the user's for files in ``start``, up to ``config_root``: in each
     folder ``compile_commands.json``, then ``build/compile_commands.json`` (where CMake writes it), then
     ``compile_flags.txt``, as clangd looks them up; and the ones passed over as another user's."""
-    try:
-        folder = start.resolve()
-    except OSError:
-        return None, ()
-    top = config_root(folder, root)
-    ignored: list[Path] = []
-    for d in (folder, *folder.parents):
-        for candidate in (d / COMPILE_COMMANDS, d / "build" / COMPILE_COMMANDS, d / COMPILE_FLAGS):
-            if candidate.is_file():
-                if _owned(candidate):
-                    return candidate, tuple(ignored)
-                ignored.append(candidate)
-        if d == top:
-            break
-    return None, tuple(ignored)
+    return _nearest(start, root, (COMPILE_COMMANDS, f"build/{COMPILE_COMMANDS}", COMPILE_FLAGS))
 
 
 def _read_database(db: Path) -> str:
