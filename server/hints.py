@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from clperf.core import units as fmt
 from clperf.core.frontend import Kernel
-from clperf.server import formatting as fmt
 from clperf.server.engine import Analysis
 from clperf.server.views import Hint
 

@@ -15,9 +15,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from clperf.core import units as fmt
 from clperf.core.frontend import Kernel
 from clperf.core.records import Measurement
-from clperf.server import formatting as fmt
 from clperf.server.documents import Measured
 from clperf.server.engine import Analysis, KernelResult
 from clperf.server.hints import access_tooltip

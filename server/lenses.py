@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from clperf.core import units as fmt
 from clperf.core.frontend import Kernel
 from clperf.core.records import Device
-from clperf.server import formatting as fmt
 from clperf.server.documents import Measured
 from clperf.server.engine import Analysis, KernelResult
 from clperf.server.views import Lens

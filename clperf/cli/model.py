@@ -14,6 +14,7 @@ from typing import Any
 
 from clperf.api import Workspace, select_device
 from clperf.cli import add_build_options, add_json_flag, add_scenario_flags, scenario_from_args
+from clperf.core import units
 from clperf.core.errors import InputError
 from clperf.predictor.model.estimate import COUNTED_MODEL
 from clperf.predictor.model.speedup import own_code
@@ -151,7 +152,7 @@ def _predict(ns: argparse.Namespace) -> int:
 
 
 def _ms(t: float) -> str:
-    return f"{t * 1e3:.2f} us" if t < 0.1 else f"{t:.3f} ms"
+    return units.ms(t)
 
 
 def _train(ns: argparse.Namespace) -> int:

@@ -9,10 +9,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from clperf.core import units as fmt
 from clperf.core.frontend import parse
 from clperf.core.records import Scenario
 from clperf.server import fixes
-from clperf.server import formatting as fmt
 from clperf.server.engine import Analysis, Job
 from clperf.server.scheduler import Scheduler
 from clperf.server.settings import Settings

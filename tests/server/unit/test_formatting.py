@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clperf.server import formatting as fmt
+from clperf.core import units as fmt
 
 
 def test_a_time_under_a_tenth_of_a_millisecond_is_printed_in_microseconds() -> None:
