@@ -15,6 +15,7 @@ import json
 import logging
 import math
 import re
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -143,19 +144,21 @@ def _cached_peaks(device: Device) -> dict[str, Any] | None:
         return None
 
 
-def measure_peaks(device: Device, timeout_s: float = 300.0) -> Device:
-    """Measure and cache the device's peaks (in a worker process); returns the device with them."""
-
+def measure_peaks(device: Device, timeout_s: float = 300.0, cancel: threading.Event | None = None) -> Device:
+    """Measure and cache the device's peaks (in a worker process); returns the device with them. Once
+    ``cancel`` is set, the worker is killed and DeviceError says the measurement was cancelled; nothing is
+    cached then."""
     try:
         with Worker(device) as w:
             w.send({"op": "peaks"})
-            reply = w.receive(timeout_s)
+            reply = w.receive(timeout_s, cancel)
     except WorkerGone as e:
-        raise DeviceError(f"measuring {device.name} failed: {e}") from e
+        raise DeviceError(f"measuring {device.name} was cancelled" if e.cancelled
+                          else f"measuring {device.name} failed: {e}") from e
     if reply.get("type") != "peaks":
         raise DeviceError(f"measuring {device.name} failed: {reply.get('error')}")
-    data = {"key": device.key, "peak_bandwidth_gbs": reply["peak_bandwidth_gbs"],
-            "peak_gflops": reply["peak_gflops"], "cache_bandwidth_gbs": reply.get("cache_bandwidth_gbs")}
+    data = {"key": device.key, "peak_bandwidth_gbs": reply.get("peak_bandwidth_gbs"),
+            "peak_gflops": reply.get("peak_gflops"), "cache_bandwidth_gbs": reply.get("cache_bandwidth_gbs")}
     try:
         checked = checked_peaks(data, device)
     except ValueError as e:

@@ -20,7 +20,6 @@ parse arguments or speak LSP, and format.
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -30,13 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from clperf.benchmark import counting, devices, isolation, pocl_code, runner
+from clperf.benchmark import counting, devices, pocl_code, runner
 from clperf.benchmark.counting import Counts
 from clperf.benchmark.timing import Policy
 from clperf.core import frontend, store
 from clperf.core.buildopts import find_config, gather_build_options, read_config, resolve_build_options
-from clperf.core.errors import DeviceError, InputError, ScenarioError
-from clperf.core.paths import ensure
+from clperf.core.errors import InputError, ScenarioError
 from clperf.core.records import Device, Estimate, Measurement, Param, Scenario, type_size
 from clperf.core.scenario import ScenarioSpec, parse_flags, resolve
 from clperf.core.sourcefile import read_source
@@ -49,7 +47,7 @@ from clperf.predictor.model.roofline import Traffic, count_args, traffic
 
 __all__ = ["Policy", "Resolved", "Target", "Workspace", "choose_device", "discover", "local_devices",
            "measure_peaks", "runnable_device", "select_device", "shipped_profiles", "warm_up"]
-PEAKS_TIMEOUT_S = 300.0  # a cancellable peak measurement (``measure_peaks(cancel=...)``) stops after this
+PEAKS_TIMEOUT_S = 300.0  # a peak measurement stops after this
 
 
 def warm_up() -> None:
@@ -72,36 +70,7 @@ def measure_peaks(device: Device, *, cancel: threading.Event | None = None) -> D
     """``device`` with its peak bandwidth and FLOP rate measured (runs small kernels on it, once) and cached
     for later runs. With ``cancel``: once it is set, the measuring worker is killed and DeviceError says
     the measurement was cancelled; nothing is cached then."""
-    if cancel is None:
-        return devices.measure_peaks(device)
-    # benchmark.devices.measure_peaks cannot be stopped: the same measurement, with the worker's cancel
-    try:
-        with isolation.Worker(device) as w:
-            w.send({"op": "peaks"})
-            reply = w.receive(PEAKS_TIMEOUT_S, cancel)
-    except isolation.WorkerGone as e:
-        raise DeviceError(f"measuring {device.name} was cancelled" if e.cancelled
-                          else f"measuring {device.name} failed: {e}") from e
-    if reply.get("type") != "peaks":
-        raise DeviceError(f"measuring {device.name} failed: {reply.get('error')}")
-    data = {"key": device.key, "peak_bandwidth_gbs": reply.get("peak_bandwidth_gbs"),
-            "peak_gflops": reply.get("peak_gflops"), "cache_bandwidth_gbs": reply.get("cache_bandwidth_gbs")}
-    try:
-        checked = devices.checked_peaks(data, device)
-    except ValueError as e:
-        raise DeviceError(f"measuring {device.name} gave no usable peaks: {e}") from e
-    path = devices.cache_path(device)
-    try:  # the file benchmark.devices writes and reads, so that every later run finds these peaks
-        ensure(path.parent)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1))
-        tmp.replace(path)
-    except OSError as e:  # a read-only or full state folder: the peaks serve this run
-        devices.log.warning("device peaks not stored (%s): %s", path, e.strerror or e)
-    cache = checked.get("cache_bandwidth_gbs")
-    return replace(device, peak_bandwidth_gbs=round(checked["peak_bandwidth_gbs"], 2),
-                   peak_gflops=round(checked["peak_gflops"], 2),
-                   cache_bandwidth_gbs=round(cache, 2) if cache else None)
+    return devices.measure_peaks(device, PEAKS_TIMEOUT_S, cancel)
 
 
 def runnable_device(text: str | None) -> Device:
