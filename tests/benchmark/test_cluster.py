@@ -66,8 +66,9 @@ def test_a_killed_worker_leaves_the_dataset_a_plain_sweep_gives(ray_cluster, dev
     s = run_sweep_on_ray(ks, device, out, tasks=2, on_event=on_event, **settings)
     assert killed and s.tasks == s.tasks_done == 2 and s.tasks_failed == 0
     got, want = by_key(out), by_key(tmp_path / "plain.jsonl")
+    # statuses included: crashy's failures are recorded as the plain sweep records them (whether its
+    # largest sizes are picked, and crash, depends on the host; the next test fails a task for sure)
     assert got == want and len(got) == plain.measured == s.measured
-    assert Counter(st for _, st in got.values())["crash"] >= 1  # crashy's, as the plain sweep has them
     assert all(dataset.validate(r) == [] for r in dataset.read(out))
     sources = list(dataset.read(tmp_path / "ray.sources.jsonl"))
     assert len(sources) == len({r["source_hash"] for r in sources}) == 2
