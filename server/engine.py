@@ -22,7 +22,7 @@ from typing import Any
 
 from clperf.api import Workspace
 from clperf.api import warm_up as warm_up_llvm
-from clperf.core import frontend
+from clperf.core import extents, frontend
 from clperf.core.errors import ClperfError, DeviceError
 from clperf.core.records import Device, Estimate, Measurement, Scenario
 from clperf.core.rulepages import rule_page
@@ -120,11 +120,17 @@ def compile_problems(report: Any) -> list[Problem]:
     return out
 
 
-def finding_problems(report: Any, settings: Settings) -> list[Problem]:
+def finding_problems(report: Any, settings: Settings, text: str = "") -> list[Problem]:
+    """Each finding as a diagnostic over its whole expression (the access, the loop header: ``extents``)
+    where the text is given, else over the character the debug info names."""
+    findings = list(getattr(report, "findings", ()))
+    spans = [_span(f) for f in findings]
+    if text:
+        spans = [Span(*e) for e in extents.extend(text, [(s.line, s.column) for s in spans])]
     out = []
-    for f in getattr(report, "findings", ()):
+    for f, span in zip(findings, spans, strict=True):
         data = {"rule": f.rule, "kernel": f.kernel, **dict(getattr(f, "data", None) or {})}
-        out.append(Problem(_span(f), _severity(getattr(f, "severity", None), "information"),  # type: ignore[arg-type]
+        out.append(Problem(span, _severity(getattr(f, "severity", None), "information"),  # type: ignore[arg-type]
                            str(f.message), code=f.rule, doc_url=rule_doc_url(f.rule, settings), data=data))
     return out
 
@@ -175,7 +181,7 @@ def analyze(job: Job) -> Analysis:
     ws = workspace(job.settings, job.root)
     path = Path(job.path) if job.path else None
     report = ws.analyze(job.text, path)
-    problems = compile_problems(report) + finding_problems(report, job.settings)
+    problems = compile_problems(report) + finding_problems(report, job.settings, job.text)
     parsed = {k.name: k for k in frontend.parse(job.text)}
     digest = source_hash(job.text)
     kernels: dict[str, KernelResult] = {}

@@ -3,6 +3,9 @@
 Each finding carries ``data`` with what a quick fix needs later (the array, the stride, the neighbour
 offsets of a stencil, the loop and its trip count). Rule pages: ``docs/rules/<rule>.md``.
 
+Messages are plain text (an editor shows a diagnostic as it is): names in single quotes, as clang
+writes them, never Markdown.
+
 Severities: ``barrier-divergence`` is an ``error`` (undefined behaviour, may hang); a strided global
 access is a ``warning``; the rest are ``information`` (worth a look, not always a win).
 """
@@ -72,7 +75,7 @@ def barrier_divergence(k: KernelReport) -> list[Finding]:
                 col,
                 "error",
                 f"barrier() is reached by only some work-items of a work-group: it depends on {where} "
-                f"(e.g. `if (get_local_id(0) < k)` or an early `return`). Work-items that skip it make the "
+                f"(e.g. if (get_local_id(0) < k) or an early return). Work-items that skip it make the "
                 f"others wait forever or read stale __local data (undefined behaviour). "
                 f"Move the barrier out of "
                 f"the condition so every work-item of the work-group executes it; keep only the work inside.",
@@ -88,7 +91,7 @@ def barrier_divergence(k: KernelReport) -> list[Finding]:
 def _stride_text(a: Access) -> str:
     if a.stride is not None:
         return f"{a.stride} elements"
-    return f"`{a.stride_expr}` elements"
+    return f"{a.stride_expr} elements"
 
 
 def uncoalesced(k: KernelReport) -> list[Finding]:
@@ -102,7 +105,7 @@ def uncoalesced(k: KernelReport) -> list[Finding]:
             continue
         seen.add(key)
         verb = {"load": "read", "store": "written", "atomic": "updated atomically"}[a.kind]
-        name = f"`{a.param}`" if a.param else "this buffer"
+        name = f"'{a.param}'" if a.param else "this buffer"
         data: dict[str, Any] = {
             "param": a.param,
             "kind": a.kind,
@@ -241,7 +244,7 @@ def _stencil(k: KernelReport, name: str, acc: list[Access]) -> Finding | None:
         a0.line,
         a0.column,
         "information",
-        f"`{name}` is read at {len(rel)} neighbouring offsets ({shape}): each element is loaded from global "
+        f"'{name}' is read at {len(rel)} neighbouring offsets ({shape}): each element is loaded from global "
         f"memory by up to {len(rel)} work-items. Load {tile} into __local memory once per work-group "
         f"(halo included), barrier(CLK_LOCAL_MEM_FENCE), then read the neighbours from it.",
         {
@@ -277,7 +280,7 @@ def _window(k: KernelReport, name: str, acc: list[Access]) -> Finding | None:
             a.line,
             a.column,
             "information",
-            f"`{name}` is read through a sliding window: work-item i reads {trips} consecutive elements "
+            f"'{name}' is read through a sliding window: work-item i reads {trips} consecutive elements "
             f"starting at i, so neighbouring work-items load the same elements {trips} times over. Load "
             f"local size + {trips - 1} elements into __local memory once per work-group, barrier, then run "
             f"the loop over the __local copy.",
@@ -323,7 +326,7 @@ def _tile_reuse(k: KernelReport, name: str, acc: list[Access]) -> Finding | None
             a.line,
             a.column,
             "information",
-            f"`{name}` is read in the loop at line {lp.line} where {what}. Stage a tile of it in __local "
+            f"'{name}' is read in the loop at line {lp.line} where {what}. Stage a tile of it in __local "
             f"memory (each work-item loads one element, barrier, loop over the tile, barrier) so it is "
             f"fetched from global memory once per work-group instead of once per work-item.",
             {
@@ -357,7 +360,7 @@ def unroll(k: KernelReport) -> list[Finding]:
                 lp.column,
                 "information",
                 f"This loop always runs {lp.trip_count} times: "
-                f"put `#pragma unroll` on the line above it so the "
+                f"put #pragma unroll on the line above it so the "
                 f"compiler unrolls it fully (no counter or branch, "
                 f"loads of all iterations can issue together, "
                 f"constant indices fold).",

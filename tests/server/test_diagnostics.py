@@ -49,6 +49,26 @@ async def test_findings_carry_code_link_and_data(client: LanguageClient, lsp) ->
 
 @pytest.mark.e2e
 @pytest.mark.slow
+async def test_a_finding_underlines_its_whole_expression_in_plain_text(client: LanguageClient, lsp) -> None:
+    text = lsp.fixture_text("kernels.cl")
+    uri = await lsp.open_doc(client, text)
+    lines = text.split("\n")
+
+    def underlined(d: types.Diagnostic) -> str:
+        assert d.range.start.line == d.range.end.line, d.range
+        return lines[d.range.start.line][d.range.start.character:d.range.end.character]
+
+    by_code = {d.code: d for d in client.diagnostics[uri]}
+    assert underlined(by_code["uncoalesced-access"]) == "in[i * 32]"  # the access, not its first letter
+    assert underlined(by_code["unroll-candidate"]) == "for (int k = 0; k < 8; k++)"  # the loop header
+    assert underlined(by_code["local-cache-candidate"]) == "x[i + k]"
+    for d in client.diagnostics[uri]:  # a diagnostic is shown as it is: no Markdown quoting
+        assert "`" not in d.message and "**" not in d.message, d.message
+    assert "'in' is read with a stride of 32 elements" in by_code["uncoalesced-access"].message
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
 async def test_docs_base_url_setting(lsp, bare: LanguageClient) -> None:
     await lsp.start(bare, "neovim", {"docsBaseUrl": "https://example.org/clperf/rules/"})
     uri = await lsp.open_doc(bare, lsp.fixture_text("kernels.cl"))
