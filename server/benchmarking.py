@@ -46,7 +46,7 @@ class Outcome:
 
     def summary(self) -> str:
         """One line for a client to print: ``fir8: measured 0.91 ms (est. 0.84 ms) on <device>``."""
-        return f"{self.kernel}: {measured_title(self.measured)}" + (
+        return f"{self.kernel}: {measured_title(self.measured, device_name=str)}" + (
             f" (not stored: {self.not_stored})" if self.not_stored else "")
 
 

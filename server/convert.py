@@ -108,7 +108,8 @@ def problem(d: types.Diagnostic, units: Units | None = None) -> Problem:
 def code_lens(lens: Lens) -> types.CodeLens:
     return types.CodeLens(
         range=range_(Span.at(lens.line, 1)),
-        command=types.Command(title=lens.title, command=lens.command, arguments=list(lens.arguments) or None),
+        command=types.Command(title=lens.title, command=lens.command, tooltip=lens.tooltip,
+                              arguments=list(lens.arguments) or None),
     )
 
 

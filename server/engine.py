@@ -44,7 +44,7 @@ class KernelResult:
     scenario_problem: str | None  # why the written scenario could not be used (defaults were)
     estimate: Estimate | None
     estimate_problem: str | None  # why there is no estimate
-    loop_shares: Mapping[int, float] = field(default_factory=dict)  # loop line -> share of time, 0..1
+    loop_shares: Mapping[int, float] = field(default_factory=dict)  # loop line -> share of its memory traffic
     traffic: Any | None = None  # clperf.predictor.model.roofline.Traffic: bytes and ops of the whole launch
     last_measured: Measurement | None = None  # newest stored run of exactly this source
     doubts: tuple[str, ...] = ()  # what makes the estimate doubtful (``estimate.doubts``)

@@ -1,6 +1,8 @@
 """Inlay hints: where a kernel's time goes, written into the code.
 
-At a loop: its share of the kernel's (memory-traffic) time, ``≈62% of time``. At a global access that is
+At a loop: its share of the kernel's memory traffic, ``≈62% of memory traffic`` (the time of a
+memory-bound kernel goes where its traffic goes, a compute-bound kernel's does not: the label says which
+it is). At a global access that is
 not contiguous: its pattern, ``stride 32`` / ``stride rows`` / ``gather`` / ``same for all``. Contiguous
 accesses get no hint: they are what the hardware wants, and a hint on every line is noise.
 
@@ -53,7 +55,8 @@ def kernel_hints(kernels: Sequence[Kernel], analysis: Analysis | None, lines: Se
         for loop_line, share in result.loop_shares.items():
             line = loop_line + shift
             if inside(line):
-                hints.append(Hint(line, len(lines[line - 1].rstrip()) + 1, f"≈{fmt.percent(share)} of time",
+                hints.append(Hint(line, len(lines[line - 1].rstrip()) + 1,
+                                  f"≈{fmt.percent(share)} of memory traffic",
                                   "share of the kernel's memory traffic issued inside this loop "
                                   "(the roofline's traffic model for the current scenario)",
                                   padding_left=True))

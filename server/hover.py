@@ -1,12 +1,15 @@
-"""Hover: the estimate's breakdown on a kernel's name, the access pattern on a memory access.
+"""Hover: the estimate on a kernel's name, the access pattern on a memory access.
 
-Every number names where it came from: the model (name and version), the scenario (and which parts of it
-are the documented defaults rather than the user's), the device, and the last real measurement.
+A kernel's hover fits on screen without scrolling: a heading (the estimate and the device) and a short
+summary (bound, cycles, bandwidth, likely range, the kernel's most severe finding), then, in a second
+section, the detail: traffic, model, scenario, cautions and the last real measurement. Every number names
+where it came from: the model (name and version), the scenario (and which parts of it are the documented
+defaults rather than the user's), the device, and the last real measurement.
 
-A hover is a heading and rows of plain text (``HoverText``), written for the client (``render``): a
-Markdown table where the client names its Markdown parser (VS Code's ``general.markdown``), a Markdown
-list where it takes Markdown but may not draw tables (Neovim shows a table's pipes as they are), plain
-lines where its hover takes no Markdown at all.
+A hover is a heading, summary lines and rows of plain text (``HoverText``), written for the client
+(``render``): the detail as a Markdown table where the client names its Markdown parser (VS Code's
+``general.markdown``), a Markdown list where it takes Markdown but may not draw tables (Neovim shows a
+table's pipes as they are), plain lines where its hover takes no Markdown at all.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from clperf.core.records import Measurement
 from clperf.server.documents import Measured
 from clperf.server.engine import Analysis, KernelResult
 from clperf.server.hints import access_tooltip
-from clperf.server.views import HoverText, Span
+from clperf.server.views import HoverText, Problem, Span
 
 Style = Literal["table", "list", "plain"]
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*<>|\[\]])")
@@ -40,48 +43,75 @@ def _md(text: str) -> str:
 
 
 def render(h: HoverText, style: Style) -> str:
+    """The heading and summary lines (one paragraph, a line each), then the rows as a second section."""
     if style == "plain":
-        return "\n".join([h.name + h.rest, *([""] if h.rows else []), *(f"{k}: {v}" for k, v in h.rows)])
-    head = f"**{_md(h.name)}**{_md(h.rest)}"
+        return "\n".join([h.name + h.rest, *h.summary, *([""] if h.rows else []),
+                          *(f"{k}: {v}" for k, v in h.rows)])
+    head = "  \n".join([f"**{_md(h.name)}**{_md(h.rest)}", *(_md(line) for line in h.summary)])
     if not h.rows:
         return head
     if style == "list":
-        return "\n".join([head, "", *(f"- **{_md(k)}**: {_md(v)}" for k, v in h.rows)])
-    return "\n".join([head, "", "| | |", "|---|---|", *(f"| {_md(k)} | {_md(v)} |" for k, v in h.rows)])
+        return "\n".join([head, "", "---", "", *(f"- **{_md(k)}**: {_md(v)}" for k, v in h.rows)])
+    return "\n".join([head, "", "---", "", "| | |", "|---|---|",
+                      *(f"| {_md(k)} | {_md(v)} |" for k, v in h.rows)])
+
+
+SEVERITY_ORDER = ("error", "warning", "information", "hint")
+FINDING_CHARS = 72  # the top finding's sentence is cut to this many characters
 
 
 def _scenario_rows(result: KernelResult) -> list[tuple[str, str]]:
     s = result.scenario
     if s is None:
         return []
-    rows = [("scenario", f"global {fmt.dims(s.global_size)}, local {fmt.dims(s.local_size)}"),
-            ("arguments", fmt.args(s.args) or "none")]
+    rows = [("scenario", f"global {fmt.dims(s.global_size)}, local {fmt.dims(s.local_size)}; "
+                         f"arguments {fmt.args(s.args) or 'none'}")]
     if s.defaulted:
         rows.append(("defaulted", ", ".join(s.defaulted) + " (add a // clperf: directive to set them)"))
-    else:
-        rows.append(("defaulted", "nothing: the scenario is fully written"))
     if result.scenario_problem:
         rows.append(("scenario problem", result.scenario_problem))
     return rows
 
 
-def kernel_hover(result: KernelResult, device: Any, measured: Measured | None, span: Span,
-                 stale: bool = False) -> HoverText:
+def top_finding(findings: Sequence[Problem]) -> str | None:
+    """The most severe finding (the first of them by line), as its first clause: ``'in' is read with a
+    stride of 32 elements between neighbouring work-items (line 7)``."""
+    if not findings:
+        return None
+    f = min(findings, key=lambda p: (SEVERITY_ORDER.index(p.severity), p.span.line, p.span.column))
+    text = re.split(r"(?<=[^.])\.\s|:\s|, so\s", f.message, maxsplit=1)[0].rstrip(".")
+    if len(text) > FINDING_CHARS:
+        text = text[:FINDING_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
+    return f"{f.code or 'finding'} at line {f.span.line}: {text}{more}"
+
+
+def _summary(result: KernelResult, findings: Sequence[Problem]) -> list[str]:
     est = result.estimate
-    rows: list[tuple[str, str]] = []
     if est is None:
-        rows.append(("estimate", f"{'none yet' if result.pending else 'none'}: {result.estimate_problem}"))
+        lines = [f"no estimate{' yet' if result.pending else ''}: {result.estimate_problem}"]
     else:
         lo, hi = est.interval_ms
-        rows += [("time", f"≈ {fmt.ms(est.time_ms)} (likely {fmt.ms(lo)} – {fmt.ms(hi)})"),
-                 ("cycles", fmt.count(est.cycles)),
-                 ("bound", est.bound),
-                 ("bandwidth utilisation", fmt.percent(est.bandwidth_utilization) + " of the device's peak")]
+        lines = [f"{est.bound}-bound · {fmt.count(est.cycles)} cycles · "
+                 f"{fmt.percent(est.bandwidth_utilization)} of the peak bandwidth · "
+                 f"likely {fmt.ms(lo)} – {fmt.ms(hi)}"]
+    top = top_finding(findings)
+    if top:
+        lines.append(top)
+    return lines
+
+
+def kernel_hover(result: KernelResult, device: Any, measured: Measured | None, span: Span,
+                 stale: bool = False, findings: Sequence[Problem] = ()) -> HoverText:
+    """The summary first (what fits without scrolling), the detail rows in a second section."""
+    est = result.estimate
+    rows: list[tuple[str, str]] = []
+    if est is not None:
         if result.traffic is not None:
-            rows += [("bytes moved", f"{fmt.size(result.traffic.dram_bytes)} from DRAM, "
-                                     f"{fmt.size(result.traffic.issued_bytes)} issued"),
-                     ("arithmetic", f"{fmt.count(result.traffic.flops)} flops, "
-                                    f"{fmt.count(result.traffic.int_ops)} integer ops")]
+            rows.append(("traffic", f"{fmt.size(result.traffic.dram_bytes)} from DRAM, "
+                                    f"{fmt.size(result.traffic.issued_bytes)} issued; "
+                                    f"{fmt.count(result.traffic.flops)} flops, "
+                                    f"{fmt.count(result.traffic.int_ops)} integer ops"))
         calibrated = f", calibrated on {est.calibration_measurements} measurements" if est.calibrated else ""
         rows.append(("model", f"{est.model_name} {est.model_version}{calibrated}"
                               + (" (cached)" if est.cached else "")))
@@ -89,7 +119,9 @@ def kernel_hover(result: KernelResult, device: Any, measured: Measured | None, s
     rows += _scenario_rows(result)
     rows.append(("last measured", _measured_text(measured, result.last_measured)
                  + (" (before your last edit of this kernel)" if stale else "")))
-    return HoverText(span, result.name, f" on {device.name if device else 'no device'}", tuple(rows))
+    where = device.name if device else "no device"
+    rest = f" ≈ {fmt.ms(est.time_ms)} on {where}" if est is not None else f" on {where}"
+    return HoverText(span, result.name, rest, tuple(rows), tuple(_summary(result, findings)))
 
 
 def _measured_text(measured: Measured | None, stored: Measurement | None) -> str:
@@ -115,7 +147,8 @@ def hover_at(kernels: Sequence[Kernel], analysis: Analysis | None, measured: Map
         if result is not None and span.contains(line, column):
             m = measured.get(k.name)
             stale = m is not None and m.stale(lines, k)
-            return kernel_hover(result, analysis.device, m, span, stale)
+            findings = [p for p in analysis.problems if p.data and p.data.get("kernel") == k.name]
+            return kernel_hover(result, analysis.device, m, span, stale, findings)
     for k in kernels:
         result = analysis.kernels.get(k.name)
         if result is None or result.report is None or not k.header_line <= line <= k.end_line:

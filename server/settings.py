@@ -27,7 +27,7 @@ class Features:
     """Which views the server produces; each can be switched off without restarting the server."""
 
     code_lens: bool = True  # clperf.features.codeLens: estimate + Benchmark lens per kernel
-    inlay_hints: bool = True  # clperf.features.inlayHints: share of time at loops, stride at accesses
+    inlay_hints: bool = True  # clperf.features.inlayHints: traffic share at loops, stride at accesses
     diagnostics: bool = True  # clperf.features.diagnostics: compile errors and findings
     hover: bool = True  # clperf.features.hover: breakdown on kernel names and accesses
 

@@ -49,6 +49,7 @@ class Lens:
     title: str
     command: str = ""  # "" shows the title as plain text
     arguments: tuple[Any, ...] = ()
+    tooltip: str | None = None  # the full text where the title is short (editors show it on hover)
 
 
 @dataclass(frozen=True)
@@ -65,12 +66,14 @@ class Hint:
 @dataclass(frozen=True)
 class HoverText:
     """A hover in plain text: a heading (``name``, shown in bold where the client takes Markdown, then
-    ``rest``) and rows of label and value. ``hover.render`` writes it for the client."""
+    ``rest``), summary lines under it, and rows of label and value (the detail, a second section).
+    ``hover.render`` writes it for the client."""
 
     span: Span
     name: str
     rest: str = ""
     rows: tuple[tuple[str, str], ...] = ()
+    summary: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

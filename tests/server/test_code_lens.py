@@ -9,7 +9,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 ESTIMATE = re.compile(
-    r"^≈ [\d.]+ (s|ms|µs) · [\d.]+ ?[kMGT]? cycles on NVIDIA H200 · (memory|compute|latency)-bound"
+    r"^≈ [\d.]+ (s|ms|µs), (memory|compute|latency)-bound on NVIDIA H200"
 )
 
 
@@ -36,9 +36,15 @@ async def test_estimate_and_benchmark_lens_per_kernel(client: LanguageClient, ls
         bench = by_line[line][-1].command
         # the estimates are for a profile: the lens names the local device a benchmark runs on
         assert bench.title.startswith("Benchmark on pthread-") and bench.command == "clperf.benchmark"
+        assert bench.tooltip.startswith(f"run {name} on pthread-"), bench.tooltip
+        # one kernel's lenses share a line: together they fit a 100-column editor
+        assert len(" | ".join(titles)) <= 90, titles
+        assert "cycles on NVIDIA H200" in by_line[line][0].command.tooltip  # the detail left out
         assert list(bench.arguments) == [{"uri": uri, "kernel": name}]
-    scale = by_line[heads[2]][0].command.title
-    assert scale.endswith("default scenario")  # no directive: the estimate says so
+    scale = by_line[heads[2]][0].command
+    # no directive: the estimate says so (in fewer words where the line is full), its tooltip in full
+    assert scale.title.endswith((" · default scenario", " · defaults")), scale.title
+    assert "the launch size is the default scenario" in scale.tooltip, scale.tooltip
 
 
 @pytest.mark.e2e

@@ -1,4 +1,4 @@
-"""textDocument/inlayHint: share of time at loops, stride at non-contiguous accesses."""
+"""textDocument/inlayHint: share of memory traffic at loops, stride at non-contiguous accesses."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ async def test_stride_and_loop_share(client: LanguageClient, lsp) -> None:
     assert stride.position.character == text.split("\n")[access_line].index("in[i * 32]")
     loop_line = lsp.line_of(text, "for (int k = 0; k < 8; k++)")
     share = [h.label for h in found if h.position.line == loop_line]
-    assert share and re.fullmatch(r"≈\d+% of time", share[0]), share
+    assert share and re.fullmatch(r"≈\d+% of memory traffic", share[0]), share
     # contiguous accesses stay quiet
     assert not any(h.position.line == lsp.line_of(text, "a[i] = a[i] * s;") for h in found)
 

@@ -49,7 +49,7 @@ def test_ascii_lines_and_columns_past_the_end_pass_through() -> None:
 
 
 def test_an_inlay_hint_after_an_emoji_lands_after_it_in_utf16() -> None:
-    hint = Hint(2, AFTER_EMOJI + 1, "≈62% of time", padding_left=True)
+    hint = Hint(2, AFTER_EMOJI + 1, "≈62% of memory traffic", padding_left=True)
     lsp = convert.inlay_hint(hint, UTF16)
     assert lsp.position == types.Position(line=1, character=AFTER_EMOJI + 1)
     assert lsp.kind == types.InlayHintKind.Type and lsp.padding_left is True and lsp.padding_right is None

@@ -68,7 +68,7 @@ def test_a_loop_hint_sits_after_the_last_character_of_the_loop_line() -> None:
         Hint(
             5,
             len("\tfor (int r = 0; r < rows; r++)") + 1,
-            "≈62% of time",
+            "≈62% of memory traffic",
             "share of the kernel's memory traffic issued inside this loop "
             "(the roofline's traffic model for the current scenario)",
             padding_left=True,
@@ -111,7 +111,7 @@ def test_hints_follow_the_kernel_when_lines_are_typed_above_it() -> None:
     lines = moved.split("\n")
     hints = kernel_hints(parse(moved), analysis((access("strided", 1024),), {5: 0.9}), lines)
     assert [(h.line, h.column, h.label) for h in hints] == [
-        (7, len(lines[6]) + 1, "≈90% of time"),
+        (7, len(lines[6]) + 1, "≈90% of memory traffic"),
         (8, 8, "stride 1024:"),
     ]
 
@@ -127,5 +127,5 @@ def test_hints_come_sorted_by_position_and_not_before_an_analysis() -> None:
     late = access("indirect", line=7, column=2, kind="store", param="out")
     early = access("strided", 8, line=6, column=8)
     hints = kernel_hints(parse(SOURCE), analysis((late, early), {5: 0.25}), SOURCE.split("\n"))
-    assert [(h.line, h.label) for h in hints] == [(5, "≈25% of time"), (6, "stride 8:"), (7, "scatter:")]
+    assert [(h.line, h.label) for h in hints] == [(5, "≈25% of memory traffic"), (6, "stride 8:"), (7, "scatter:")]
     assert kernel_hints(parse(SOURCE), None, SOURCE.split("\n")) == []

@@ -12,8 +12,8 @@ from clperf.predictor.analysis.records import Access, KernelReport, Ops
 from clperf.predictor.model.roofline import Traffic
 from clperf.server.documents import Measured
 from clperf.server.engine import Analysis, KernelResult
-from clperf.server.hover import access_span, hover_at, hover_style, kernel_hover, render
-from clperf.server.views import Span
+from clperf.server.hover import access_span, hover_at, hover_style, kernel_hover, render, top_finding
+from clperf.server.views import Problem, Span
 
 SOURCE = """__kernel void transpose(__global float *out, __global const float *in, int rows)
 {
@@ -84,15 +84,15 @@ SPAN = Span(1, 15, 1, 24)
 
 
 def kernel_markdown(result: KernelResult, device: Device | None, measured: Measured | None,
-                    stale: bool = False) -> str:
+                    stale: bool = False, findings: tuple[Problem, ...] = ()) -> str:
     """The kernel hover as a client with a Markdown parser (VS Code) gets it."""
-    return render(kernel_hover(result, device, measured, SPAN, stale), "table")
+    return render(kernel_hover(result, device, measured, SPAN, stale, findings), "table")
 
 
 def rows(markdown: str) -> dict[str, str]:
-    """The table's rows as ``{label: value}`` (a label that repeats keeps its last value)."""
+    """The detail table's rows as ``{label: value}`` (a label that repeats keeps its last value)."""
     out = {}
-    for line in markdown.split("\n")[4:]:
+    for line in markdown.split("\n|---|---|\n", 1)[1].split("\n"):
         label, value = line.removeprefix("| ").removesuffix(" |").split(" | ", 1)
         out[label] = value
     return out
@@ -120,21 +120,18 @@ def measurement(status: Status = "ok", error: str | None = None) -> Measurement:
     )
 
 
-def test_the_kernel_hover_is_a_table_of_where_every_number_comes_from() -> None:
+def test_the_kernel_hover_is_a_short_summary_then_a_table_of_where_every_number_comes_from() -> None:
     assert kernel_markdown(result(), H200, None) == "\n".join(
         [
-            "**transpose** on NVIDIA H200",
+            "**transpose** ≈ 6.54 µs on NVIDIA H200  ",
+            "memory-bound · 12.9 k cycles · 42% of the peak bandwidth · likely 4.1 µs – 9.8 µs",
+            "",
+            "---",
             "",
             "| | |",
             "|---|---|",
-            "| time | ≈ 6.54 µs (likely 4.1 µs – 9.8 µs) |",
-            "| cycles | 12.9 k |",
-            "| bound | memory |",
-            "| bandwidth utilisation | 42% of the device's peak |",
             "| model | roofline 3 |",
-            "| scenario | global 1024, local 64 |",
-            "| arguments | out=1048576, in=1024, rows=1024 |",
-            "| defaulted | nothing: the scenario is fully written |",
+            "| scenario | global 1024, local 64; arguments out=1048576, in=1024, rows=1024 |",
             "| last measured | never, for this exact source (run the Benchmark lens) |",
         ]
     )
@@ -170,8 +167,7 @@ def test_the_hover_adds_traffic_calibration_and_doubts_when_known() -> None:
             None,
         )
     )
-    assert table["bytes moved"] == "8.19 kB from DRAM, 131 kB issued"
-    assert table["arithmetic"] == "2.05 k flops, 3.07 k integer ops"
+    assert table["traffic"] == "8.19 kB from DRAM, 131 kB issued; 2.05 k flops, 3.07 k integer ops"
     assert table["model"] == "roofline 3, calibrated on 12 measurements (cached)"
     assert table["caution"] == "a loop's trip count is unknown"
 
@@ -180,27 +176,23 @@ def test_a_kernel_on_defaults_without_an_estimate_says_why_and_what_was_defaulte
     defaulted = Scenario(
         (1048576,), None, {"out": 1048576, "in": 1048576, "rows": 1024}, defaulted=("global", "local", "rows")
     )
-    table = rows(
-        kernel_markdown(
-            result(
-                scenario=defaulted,
-                estimate=None,
-                estimate_problem="no target device",
-                scenario_problem="--arg rows=x: not a number",
-            ),
-            None,
-            None,
-        )
+    text = kernel_markdown(
+        result(
+            scenario=defaulted,
+            estimate=None,
+            estimate_problem="no target device",
+            scenario_problem="--arg rows=x: not a number",
+        ),
+        None,
+        None,
     )
-    assert table == {
-        "estimate": "none: no target device",
-        "scenario": "global 1048576, local runtime's choice",
-        "arguments": "out=1048576, in=1048576, rows=1024",
+    assert text.startswith("**transpose** on no device  \nno estimate: no target device\n"), text
+    assert rows(text) == {
+        "scenario": "global 1048576, local runtime's choice; arguments out=1048576, in=1048576, rows=1024",
         "defaulted": "global, local, rows (add a // clperf: directive to set them)",
         "scenario problem": "--arg rows=x: not a number",
         "last measured": "never, for this exact source (run the Benchmark lens)",
     }
-    assert kernel_markdown(result(estimate=None), None, None).startswith("**transpose** on no device\n")
 
 
 def test_the_last_measurement_row_names_runs_device_spread_and_date() -> None:
@@ -223,8 +215,8 @@ def test_a_multi_line_build_log_stays_inside_the_hover_table() -> None:
         "      |     ^"
     )
     text = kernel_markdown(result(last_measured=measurement("build-error", log)), H200, None)
-    table = text.split("\n")[2:]
-    assert all(line.startswith("| ") and line.count(" | ") == 1 for line in table[2:]), table
+    table = text.split("\n|---|---|\n", 1)[1].split("\n")
+    assert all(line.startswith("| ") and line.count(" | ") == 1 for line in table), table
     # the log's <source> is text, not an HTML tag a Markdown renderer would hide
     assert rows(text)["last measured"] == (
         "build-error on NVIDIA H200: build failed: \\<source\\>:4:5: error: use of undeclared identifier 'x'")
@@ -232,17 +224,25 @@ def test_a_multi_line_build_log_stays_inside_the_hover_table() -> None:
 
 def test_a_client_without_markdown_tables_gets_a_list_and_one_without_markdown_plain_lines() -> None:
     hover = kernel_hover(result(), H200, None, SPAN)
-    assert render(hover, "list").split("\n")[:4] == [
-        "**transpose** on NVIDIA H200",
+    assert render(hover, "list").split("\n")[:7] == [
+        "**transpose** ≈ 6.54 µs on NVIDIA H200  ",
+        "memory-bound · 12.9 k cycles · 42% of the peak bandwidth · likely 4.1 µs – 9.8 µs",
         "",
-        "- **time**: ≈ 6.54 µs (likely 4.1 µs – 9.8 µs)",
-        "- **cycles**: 12.9 k",
+        "---",
+        "",
+        "- **model**: roofline 3",
+        "- **scenario**: global 1024, local 64; arguments out=1048576, in=1024, rows=1024",
     ]
+    assert "|" not in render(hover, "list")
     plain = render(hover, "plain")
-    assert plain.split("\n")[:3] == [
-        "transpose on NVIDIA H200", "", "time: ≈ 6.54 µs (likely 4.1 µs – 9.8 µs)"]
+    assert plain.split("\n")[:4] == [
+        "transpose ≈ 6.54 µs on NVIDIA H200",
+        "memory-bound · 12.9 k cycles · 42% of the peak bandwidth · likely 4.1 µs – 9.8 µs",
+        "",
+        "model: roofline 3",
+    ]
     assert "|" not in plain and "**" not in plain and "`" not in plain
-    assert "defaulted: nothing: the scenario is fully written" in plain
+    assert "last measured: never, for this exact source (run the Benchmark lens)" in plain
 
 
 def test_the_style_follows_the_clients_hover_formats_and_markdown_parser() -> None:
@@ -255,8 +255,8 @@ def test_the_style_follows_the_clients_hover_formats_and_markdown_parser() -> No
 def test_a_kernel_whose_device_peaks_are_being_measured_says_so() -> None:
     waiting = result(estimate=None, estimate_problem="measuring the peaks of pthread-x (once, a few seconds)",
                      pending=True)
-    assert rows(kernel_markdown(waiting, H200, None))["estimate"] == (
-        "none yet: measuring the peaks of pthread-x (once, a few seconds)")
+    assert kernel_markdown(waiting, H200, None).split("\n")[1] == (
+        "no estimate yet: measuring the peaks of pthread-x (once, a few seconds)")
 
 
 def test_hovering_the_kernel_name_shows_the_table_over_the_name() -> None:
@@ -265,7 +265,7 @@ def test_hovering_the_kernel_name_shows_the_table_over_the_name() -> None:
     lines = SOURCE.split("\n")
     hover = hover_at(kernels, analysis, {}, lines, 1, 20)
     assert hover is not None and hover.span == Span(1, 15, 1, 24)
-    assert render(hover, "table").startswith("**transpose** on NVIDIA H200")
+    assert render(hover, "table").startswith("**transpose** ≈ 6.54 µs on NVIDIA H200")
     assert hover_at(kernels, analysis, {}, lines, 1, 14) is None  # the space before the name
     assert hover_at(kernels, analysis, {}, lines, 1, 30) is None  # a parameter
     assert hover_at(kernels, None, {}, lines, 1, 20) is None  # nothing analysed yet
@@ -289,3 +289,41 @@ def test_hovering_an_access_shows_its_pattern_after_the_kernel_moved_down() -> N
 def test_an_access_span_runs_to_its_closing_bracket() -> None:
     assert access_span("    out[idx[i]] = 0;", 3, 5) == Span(3, 5, 3, 16)  # nested brackets
     assert access_span("    *p = 0;", 3, 5) == Span(3, 5, 3, 7)  # no brackets: the end of the word
+
+
+FINDINGS = (
+    Problem(Span(4, 21, 4, 26), "information",
+            "'in' is read at 3 neighbouring offsets (3 neighbouring elements): "
+            "each element is loaded from global memory by up to 3 work-items.", code="local-cache-candidate"),
+    Problem(Span(4, 5, 4, 18), "warning",
+            "'out' is written with a stride of rows elements between neighbouring work-items "
+            "(dimension 0), so one memory transaction serves one work-item instead of a whole "
+            "group: make get_global_id(0) the fastest-moving (last) index.", code="uncoalesced-access"),
+)
+
+
+def test_the_summary_names_the_most_severe_finding_in_one_line() -> None:
+    text = kernel_markdown(result(), H200, None, findings=FINDINGS)
+    assert text.split("\n")[2] == (
+        "uncoalesced-access at line 4: 'out' is written with a stride of rows elements between neighbouring… "
+        "(+1 more)")
+    assert top_finding(FINDINGS[:1]) == (
+        "local-cache-candidate at line 4: 'in' is read at 3 neighbouring offsets (3 neighbouring elements)")
+    assert top_finding(()) is None
+
+
+def test_the_fullest_kernel_hover_fits_a_hover_window_without_scrolling() -> None:
+    """Every part there (traffic, calibration, a caution, defaults, a scenario problem, a measurement, a
+    finding): a few summary lines and a short detail table, each line short enough not to wrap twice."""
+    defaulted = Scenario((1048576,), None, {"out": 1048576, "in": 1048576, "rows": 1024},
+                         defaulted=("global", "local", "rows"))
+    traffic = Traffic(1024, 131072, 8192, 8192, 0, 2048, 3072, 0)
+    full = result(scenario=defaulted, scenario_problem="--arg rows=x: not a number", traffic=traffic,
+                  doubts=("a loop's trip count is unknown: the estimate is a lower bound",))
+    hover = kernel_hover(full, H200, Measured(measurement(), ESTIMATE), SPAN, findings=FINDINGS)
+    assert len(hover.summary) <= 3
+    for style in ("table", "list", "plain"):
+        lines = render(hover, style).split("\n")
+        shown = [line for line in lines if line.strip() and line not in ("| | |", "|---|---|", "---")]
+        assert len(shown) <= 11, (style, shown)
+        assert max(len(line) for line in shown) <= 130, (style, shown)
