@@ -63,6 +63,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
     t.add_argument("--members", type=int, default=1,
                    help="train an ensemble of this many networks (seeds SEED, SEED+1, ...) and average "
                         "them; they train in parallel on half the cores, within the one time budget")
+    t.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="train each member as a task on a Ray cluster (pip install 'clperf[cluster]'), one "
+                        "GPU each with --device-type cuda, else one CPU: ADDRESS of its head (host:6379), "
+                        "'auto' for the one `ray start` runs here, nothing for a new local one; write "
+                        "--ray=ADDRESS or put it after the other flags")
     t.add_argument("--split-from", type=Path, default=None, metavar="MODEL",
                    help="hold out the same families and kernels as the model in this folder (kernels added "
                         "to the corpus since then train), so evaluations stay comparable")
@@ -163,7 +168,7 @@ def _train(ns: argparse.Namespace) -> int:
                       device_type=ns.device_type, use_code=not ns.no_code, members=ns.members)
     from clperf.predictor.training import train  # torch: loaded only for the commands that train
 
-    summary = train.train(ns.data, ns.out, cfg, split_from=ns.split_from, progress=not ns.json)
+    summary = train.train(ns.data, ns.out, cfg, split_from=ns.split_from, progress=not ns.json, ray=ns.ray)
     if ns.json:
         json.dump(summary, sys.stdout, indent=2)
         print()

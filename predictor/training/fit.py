@@ -1,5 +1,6 @@
 """Fitting ``PerfNet`` on the training rows, keeping the weights best on the validation rows; an ensemble is
-several such fits from consecutive seeds, run side by side in worker processes.
+several such fits from consecutive seeds, run side by side in worker processes (or as tasks on a Ray
+cluster, ``cluster.py``), each by ``fit_member``.
 
 AdamW with a linear warm-up and cosine annealing over the time budget; batches draw kernels first, then
 launches of each, so the code encoder runs once per kernel in a batch (``TrainConfig`` holds the settings).
@@ -206,11 +207,57 @@ def fit(ex: Examples, part: np.ndarray, net_cfg: network.NetConfig, cfg: TrainCo
     return FitResult(model.cpu(), norm, steps, best_val, history)
 
 
-def _fit_member(job: dict[str, Any]) -> tuple[dict[str, np.ndarray], dict[str, Any], int, float, list[Any]]:
-    """One ensemble member in a worker process; the weights come back as numpy arrays."""
-    res = fit(**job)
-    return ({k: v.numpy() for k, v in res.model.state_dict().items()}, res.norm, res.steps, res.best_val,
-            res.history)
+@dataclass(frozen=True)
+class MemberJob:
+    """What every member of an ensemble fits with; only the seed differs between members. A worker
+    process gets it pickled, a Ray cluster once through its object store."""
+
+    ex: Examples
+    part: np.ndarray
+    net_cfg: network.NetConfig
+    cfg: TrainConfig
+    tokens: list[list[int]] | None
+    minutes: float  # each member's budget
+    threads: int | None = None
+
+
+@dataclass
+class MemberFit:
+    """One fitted member as it travels between processes: the weights as numpy arrays, not a network."""
+
+    seed: int
+    state: dict[str, np.ndarray]
+    norm: dict[str, Any]
+    steps: int
+    best_val: float
+    history: list[dict[str, float]]
+
+
+def fit_member(job: MemberJob, seed: int, progress: bool = False) -> MemberFit:
+    """The member of seed ``seed``: the one fit every path runs (in this process, a worker process, or a
+    Ray task)."""
+    res = fit(job.ex, job.part, job.net_cfg, job.cfg, tokens=job.tokens, minutes=job.minutes, seed=seed,
+              threads=job.threads, progress=progress)
+    return MemberFit(seed, {k: v.numpy() for k, v in res.model.state_dict().items()}, res.norm, res.steps,
+                     res.best_val, res.history)
+
+
+def _fit_member_job(args: tuple[MemberJob, int, bool]) -> MemberFit:
+    return fit_member(*args)
+
+
+def assemble(net_cfg: network.NetConfig, members: list[MemberFit]) -> tuple[Any, list[FitResult]]:
+    """The ensemble of ``members`` (seed order), or the one network when there is one; and the fits."""
+    fits = []
+    for m in sorted(members, key=lambda m: m.seed):
+        net = network.PerfNet(net_cfg)
+        # a copy: arrays from Ray's object store are read-only views of shared memory
+        net.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in m.state.items()})
+        fits.append(FitResult(net.eval(), m.norm, m.steps, m.best_val, m.history))
+    if len(fits) == 1:
+        return fits[0].model, fits
+    ens = network.Ensemble(dataclasses.replace(net_cfg, members=len(fits)), [f.model for f in fits])
+    return ens.eval(), fits
 
 
 def fit_members(ex: Examples, part: np.ndarray, net_cfg: network.NetConfig, cfg: TrainConfig, *,
@@ -226,16 +273,10 @@ def fit_members(ex: Examples, part: np.ndarray, net_cfg: network.NetConfig, cfg:
     workers = min(members, max(1, (os.cpu_count() or 2) // 2))
     waves = math.ceil(members / workers)
     threads = max(1, (os.cpu_count() or 2) // (2 * workers))
-    jobs = [dict(ex=ex, part=part, net_cfg=net_cfg, cfg=cfg, tokens=tokens, minutes=minutes / waves,
-                 seed=cfg.seed + i, threads=threads, progress=progress and i == 0) for i in range(members)]
+    job = MemberJob(ex, part, net_cfg, cfg, tokens, minutes / waves, threads)
     # spawn, not fork: CUDA and torch's thread pools do not survive a fork
     with cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                 initializer=children.limit_self) as pool:  # they end with us
-        done = list(pool.map(_fit_member, jobs))
-    fits = []
-    for state, norm, steps, best_val, history in done:
-        net = network.PerfNet(net_cfg)
-        net.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
-        fits.append(FitResult(net.eval(), norm, steps, best_val, history))
-    ens = network.Ensemble(dataclasses.replace(net_cfg, members=members), [f.model for f in fits])
-    return ens.eval(), fits
+        done = list(pool.map(_fit_member_job, [(job, cfg.seed + i, progress and i == 0)
+                                               for i in range(members)]))
+    return assemble(net_cfg, done)

@@ -3,7 +3,8 @@ meta, VERSION).
 
 Examples (``examples.py``: records with their sources, features and targets) -> held-out split
 (``split.py``) -> tokenizer on the training kernels and the corpus -> fit (``fit.py``), with every setting in
-``TrainConfig`` (``config.py``). The meta records the split, so ``clperf evaluate`` judges on the same one.
+``TrainConfig`` (``config.py``); with ``ray``, the members fit as tasks on a Ray cluster (``cluster.py``).
+The meta records the split, so ``clperf evaluate`` judges on the same one.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy as np
 from clperf.benchmark import corpus
 from clperf.core.errors import InputError
 from clperf.predictor.model import network, tokenizer
+from clperf.predictor.training.cluster import fit_members_on_ray
 from clperf.predictor.training.config import TrainConfig
 from clperf.predictor.training.examples import FEATURES_VERSION, Examples, build, encode_kernels
 from clperf.predictor.training.fit import FitResult, fit_members
@@ -34,13 +36,14 @@ MODEL_NAME = "clperf-perfnet"
 
 
 def train(data: Sequence[Path], out: Path, cfg: TrainConfig, *, sources: Sequence[Path] = (),
-          split_from: Path | None = None, progress: bool = True) -> dict[str, Any]:
+          split_from: Path | None = None, progress: bool = True, ray: str | None = None) -> dict[str, Any]:
     """Build examples, split, fit the network (or ``cfg.members`` of an ensemble), write the model folder
     ``out``; returns a summary (name, version, counts, fit, intervals).
 
     ``sources``: folders of ``.cl`` files to find the records' kernels in, besides the corpus and the
     datasets' source files. ``split_from``: a model folder whose held-out split to keep (kernels added since
-    it was trained go to training)."""
+    it was trained go to training). ``ray``: train the members as tasks on the Ray cluster at this address
+    (``cluster.py``; "" for the one this process joined, else a new local one); None: here."""
     t0 = time.monotonic()
     ex = build(data, sources=sources, progress=progress)
     if len(ex) == 0:
@@ -55,8 +58,13 @@ def train(data: Sequence[Path], out: Path, cfg: TrainConfig, *, sources: Sequenc
                                 use_code=cfg.use_code)
     tokens = encode_kernels(ex, tok, net_cfg.max_len) if cfg.use_code else None
     left = cfg.minutes - (time.monotonic() - t0) / 60
-    model, fits = fit_members(ex, part, net_cfg, cfg, tokens=tokens, minutes=max(cfg.min_fit_minutes, left),
-                              progress=progress)
+    fit_minutes = max(cfg.min_fit_minutes, left)
+    if ray is None:
+        model, fits = fit_members(ex, part, net_cfg, cfg, tokens=tokens, minutes=fit_minutes,
+                                  progress=progress)
+    else:
+        model, fits = fit_members_on_ray(ex, part, net_cfg, cfg, tokens=tokens, minutes=fit_minutes,
+                                         address=ray or None, progress=progress)
     norm = fits[0].norm  # the same rows, so the same normalisation for every member
     val = np.flatnonzero(part == VAL)
     vpred = predict_examples(model, norm, ex, val, tokens)
