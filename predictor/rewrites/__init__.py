@@ -134,7 +134,7 @@ def _unroll(text: str, kernel: str, data: dict[str, Any], k: Any) -> list[Rewrit
 def _local(text: str, kernel: str, data: dict[str, Any], device: Device | None, scenario: Scenario | None,
            k: Any) -> list[Rewrite]:
     param = str(data.get("param", ""))
-    title = f"Cache `{param}` in __local memory"
+    title = f"Cache '{param}' in __local memory"
     b = csource.parse_kernel(text, kernel)
     if b is None:
         return [Rewrite("local-cache-candidate", kernel, "local-cache", title, (),
@@ -158,15 +158,15 @@ def _local(text: str, kernel: str, data: dict[str, Any], device: Device | None, 
         return [Rewrite("local-cache-candidate", kernel, "local-cache", title, (),
                         f"the tile needs {cap * elem} bytes of __local memory; the budget is {budget} "
                         f"(half of the device's local memory)")]
-    edits = tuple(local_tile.generate(b, pl, cap))
+    edits = tuple(local_tile.generate(b, pl, cap, max_group=max_group))
     # what runs when the tile fits; where the loader's loop runs one work-item at a time (PoCL), each
     # work-item stops at the first read site that serves an element (see local_tile.generate)
     scalar = device is not None and profiles.facts(device).scalar_loop_regions
-    fast = tuple(local_tile.generate(b, pl, cap, fallback=False, settle_first=scalar))
+    fast = tuple(local_tile.generate(b, pl, cap, fallback=False, settle_first=scalar, max_group=max_group))
     shape = _shape_text(pl)
     notes = tuple(f"line {ln}: stays a global read ({why})" for ln, why in pl.skipped)
     return [Rewrite("local-cache-candidate", kernel, "local-cache",
-                    f"Cache `{param}` in __local memory ({shape})",
+                    f"Cache '{param}' in __local memory ({shape})",
                     edits, None, notes=notes, predict_edits=fast)]
 
 

@@ -28,6 +28,7 @@ A read site that does not fit (a division in the index, a guard that reads memor
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -104,7 +105,7 @@ def _loop_var(b: cs.Body, loop: ts.Node) -> LoopVar:
     lo_p = b.poly(value) if value is not None else None  # type: ignore[arg-type]
     lo = cs.constant(lo_p) if lo_p is not None else None
     if cond.type != "binary_expression" or b.src(cond.child_by_field_name("left")) != name:  # type: ignore[arg-type]
-        raise Refused("its loop condition is not `counter < bound`")
+        raise Refused("its loop condition is not 'counter < bound'")
     op = b.src(cond.child_by_field_name("operator"))  # type: ignore[arg-type]
     hi_p = b.poly(cond.child_by_field_name("right"))  # type: ignore[arg-type]
     hi = cs.constant(hi_p) if hi_p is not None else None
@@ -118,7 +119,7 @@ def _loop_var(b: cs.Body, loop: ts.Node) -> LoopVar:
         if n.type in ("assignment_expression", "update_expression"):
             t = n.child_by_field_name("left") or n.child_by_field_name("argument")
             if t is not None and b.src(t) == name:
-                raise Refused(f"its loop counter `{name}` is changed inside the loop")
+                raise Refused(f"its loop counter '{name}' is changed inside the loop")
     if hi <= lo:
         raise Refused("its loop never runs")
     return LoopVar(name, type_text or "int", lo, hi)
@@ -211,15 +212,15 @@ def _check_text(b: cs.Body, node_text: str, loop_names: set[str], what: str, see
             continue
         if name in b.locals:
             if not b.is_pure(name):
-                raise Refused(f"{what} uses `{name}`, which changes")
+                raise Refused(f"{what} uses '{name}', which changes")
             seen.add(name)
             needed.add(name)
             init = b.src(b.locals[name].value)  # type: ignore[arg-type]
-            needed |= _check_text(b, init, loop_names, f"`{name}`", seen)
+            needed |= _check_text(b, init, loop_names, f"'{name}'", seen)
             continue
         p = b.params.get(name)
         if p is not None and p.pointer:
-            raise Refused(f"{what} uses the pointer `{name}`")
+            raise Refused(f"{what} uses the pointer '{name}'")
         # scalar arguments, macros, types and literals' suffixes are uniform
     return needed
 
@@ -263,9 +264,9 @@ def _range(p: cs.Poly, loops: list[LoopVar]) -> tuple[int, int]:
 def plan(b: cs.Body, param: str) -> Plan:
     p = b.params.get(param)
     if p is None or not p.pointer:
-        raise Refused(f"`{param}` is not a buffer parameter of the kernel")
+        raise Refused(f"'{param}' is not a buffer parameter of the kernel")
     if p.address_space not in ("global", "constant"):
-        raise Refused(f"`{param}` is not in global or constant memory")
+        raise Refused(f"'{param}' is not in global or constant memory")
     if re.search(r"\bget_global_id\s*\(\s*2\s*\)", b.src(b.body)):
         raise Refused("the kernel is 3-D; the tile covers 1-D and 2-D work-groups")
     sites: list[Site] = []
@@ -274,14 +275,14 @@ def plan(b: cs.Body, param: str) -> Plan:
         if n.type == "identifier" and b.src(n) == param:
             par = n.parent
             if par is None or par.type != "subscript_expression" or par.child_by_field_name("argument") != n:
-                raise Refused(f"`{param}` is used other than by indexing (line {b.pos(n.start_byte)[0]}): "
+                raise Refused(f"'{param}' is used other than by indexing (line {b.pos(n.start_byte)[0]}): "
                               "it may be written or aliased")
             up = par.parent
             assigned = up is not None and up.type == "assignment_expression" \
                 and up.child_by_field_name("left") == par
             if up is not None and (assigned or up.type == "update_expression"
                                    or (up.type == "pointer_expression" and b.src(up).startswith("&"))):
-                raise Refused(f"`{param}` is written in the kernel (line {b.pos(n.start_byte)[0]}): a tile "
+                raise Refused(f"'{param}' is written in the kernel (line {b.pos(n.start_byte)[0]}): a tile "
                               "would go stale")
             index = par.child_by_field_name("index")
             line = b.pos(par.start_byte)[0]
@@ -298,7 +299,7 @@ def plan(b: cs.Body, param: str) -> Plan:
             except Refused as e:
                 skipped.append((line, str(e)))
     if not sites:
-        raise Refused(f"no read of `{param}` can be served from a tile"
+        raise Refused(f"no read of '{param}' can be served from a tile"
                       + (f" ({skipped[0][1]}, line {skipped[0][0]})" if skipped else ""))
     shape = None
     kept: list[Site] = []
@@ -315,7 +316,7 @@ def plan(b: cs.Body, param: str) -> Plan:
             continue
         kept.append(s)
     if shape is None or not kept:
-        raise Refused(f"no read of `{param}` can be served from a tile "
+        raise Refused(f"no read of '{param}' can be served from a tile "
                       f"({skipped[-1][1]}, line {skipped[-1][0]})")
     cx, cy, w, _u = shape
     xs = [_range(s.x, s.loops) for s in kept]
@@ -325,7 +326,7 @@ def plan(b: cs.Body, param: str) -> Plan:
     distinct = {(tuple(sorted(s.x.items())), tuple(sorted(s.y.items()))) for s in kept}
     reuse = len(distinct) > 1 or max_x > min_x or max_y > min_y or not cx or (b_dims(b) > 1 and not cy)
     if not reuse:
-        raise Refused(f"each work-item reads a different element of `{param}`: nothing to share")
+        raise Refused(f"each work-item reads a different element of '{param}': nothing to share")
     return Plan(param, p.type, kept, skipped, cx, cy, _w_poly(w), min_x, max_x, min_y, max_y, b_dims(b))
 
 
@@ -346,26 +347,92 @@ def b_dims(b: cs.Body) -> int:
 
 def capacity(pl: Plan, max_group: int, scenario_local: tuple[int, ...] | None) -> tuple[int, int]:
     """(tile elements for every work-group shape up to ``max_group`` items, for the scenario's shape)."""
-    shapes: list[tuple[int, int]] = []
-    if pl.dims == 1:
-        shapes = [(max_group, 1)]
-    else:
-        a = 1
-        while a <= max_group:
-            shapes.append((a, max(1, max_group // a)))
-            a *= 2
-    full = max(pl.extent(s) for s in shapes)
+    full = max(pl.extent(s) for s in _shapes(pl.dims, max_group))
     sl = scenario_local or ((256,) if pl.dims == 1 else (16, 16))
     scen = pl.extent((sl[0], sl[1] if len(sl) > 1 else 1))
     return full, scen
 
 
+def _wrapped(text: str) -> bool:
+    """``(a && b)``: one pair of parentheses around the whole text."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return False
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0:
+            return i == len(text) - 1
+    return False
+
+
 def _guard(conds: list[str]) -> str:
-    return " && ".join(f"({c})" for c in conds) if conds else "1"
+    """The conditions as one ``if`` condition, parenthesised: ``(i > 0 && i < n - 1)``."""
+    if len(conds) == 1:
+        return conds[0] if _wrapped(conds[0]) else f"({conds[0]})"
+    return "(" + " && ".join(c if _wrapped(c) else f"({c})" for c in conds) + ")" if conds else ""
+
+
+def _plus(base: str, p: cs.Poly) -> str:
+    """``base + p`` without the ``+ 0`` and ``+ -1`` a generator leaves: ``lid + k``, ``lid - 1``."""
+    if not p:
+        return base
+    text = cs.to_c(p)
+    return f"{base} - {text[1:]}" if text.startswith("-") else f"{base} + {text}"
+
+
+def _shift(p: cs.Poly, by: int) -> cs.Poly:
+    out = dict(p)
+    out[()] = out.get((), 0) + by
+    return {m: c for m, c in out.items() if c}
+
+
+_ROLES = ("tile", "w", "h", "use", "cap", "x0", "y0", "lw", "lh", "tx", "ty", "gx", "gy", "t", "loaded",
+          "wx", "wy")
+
+
+def names(b: cs.Body, param: str) -> dict[str, str]:
+    """The generated code's names, after the buffer (``tile_a`` for ``a``) as a person would write them;
+    where one is already a name in the file, all of them get the buffer's name as a prefix instead."""
+    n = {"tile": f"tile_{param}", "w": f"tile_{param}_w", "h": f"tile_{param}_h", "use": f"use_tile_{param}",
+         "cap": f"TILE_{param.upper()}_CAPACITY", "x0": "group_x0", "y0": "group_y0", "lw": "group_w",
+         "lh": "group_h", "tx": "tx", "ty": "ty", "gx": "gx", "gy": "gy", "t": "t", "loaded": "loaded",
+         "wx": "wx", "wy": "wy"}
+    taken = set(re.findall(r"[A-Za-z_]\w*", b.text))
+    if taken & set(n.values()):
+        n = {k: v if k in ("tile", "w", "h", "use", "cap") else f"{param}_{v}" for k, v in n.items()}
+    while taken & set(n.values()):
+        n = {k: f"{v}_" for k, v in n.items()}
+    return n
+
+
+def _shapes(dims: int, max_group: int) -> list[tuple[int, int]]:
+    """The work-group shapes a tile is sized for: every power-of-two split of ``max_group`` in 2-D."""
+    if dims == 1:
+        return [(max_group, 1)]
+    out, a = [], 1
+    while a <= max_group:
+        out.append((a, max(1, max_group // a)))
+        a *= 2
+    return out
+
+
+def _capacity_text(pl: Plan, cap: int, max_group: int | None) -> tuple[str, str]:
+    """The tile's capacity as the sum it is, and what it is for: ``1024 + 7``, the largest work-group."""
+    hx, hy = pl.max_x - pl.min_x, pl.max_y - pl.min_y
+    if max_group is None:
+        return str(cap), "elements: the work-group with its halo"
+    for a, c in _shapes(pl.dims, max_group):
+        bx, by = (a if pl.cx else 1), (c if pl.cy else 1)
+        if (bx + hx) * (by + hy) == cap:
+            where = f"a work-group of up to {max_group} work-items with its halo"
+            if not pl.cy and not hy:
+                return (f"{bx} + {hx}" if hx else str(bx)), where
+            return f"({bx} + {hx}) * ({by} + {hy})", where
+    return str(cap), "the scenario's work-group with its halo"
 
 
 def generate(b: cs.Body, pl: Plan, cap: int, fallback: bool = True,
-             settle_first: bool = False) -> list[TextEdit]:
+             settle_first: bool = False, max_group: int | None = None) -> list[TextEdit]:
     """Edits: the tile block after the body's ``{`` and each served read. ``fallback=False`` reads the tile
     unconditionally (what runs when the tile fits: the variant the prediction analyses).
 
@@ -373,37 +440,46 @@ def generate(b: cs.Body, pl: Plan, cap: int, fallback: bool = True,
     at its loops' first counter values. The analysis counts every site's check for every element, but a
     work-item that runs its loader on its own (``ProfileFacts.scalar_loop_regions``: PoCL) stops at the
     first site that serves the element, which for all but the halo is the first one tried."""
-    pre = f"clp_{pl.param}_"
-    gid = {0: f"((size_t){pre}j0)", 1: f"((size_t){pre}j1)"}
-    two = pl.dims > 1
+    n = names(b, pl.param)
+    gid = {0: f"((size_t){n['wx']})", 1: f"((size_t){n['wy']})"}
+    two = pl.dims > 1 or bool(pl.cy) or pl.max_y > pl.min_y
     ind = "    "
-    L: list[str] = []
-    L.append(f"/* clperf: `{pl.param}` staged in __local memory once per work-group (tile + halo), "
-             "then read from there */")
-    L.append(f"__local {pl.elem_type} {pre}tile[{cap}];")
     span_x, span_y = pl.max_x - pl.min_x, pl.max_y - pl.min_y
-    L.append(f"const int {pre}ex = {'(int)get_local_size(0)' if pl.cx else '1'} + {span_x};")
-    L.append(f"const int {pre}ey = {'(int)get_local_size(1)' if pl.cy else '1'} + {span_y};")
-    L.append(f"const int {pre}use = {pre}ex * {pre}ey <= {cap};")
-    L.append(f"if ({pre}use) {{")
-    L.append(ind + f"const int {pre}b0 = (int)(get_global_id(0) - get_local_id(0)), "
-             f"{pre}s0 = (int)get_local_size(0);")
-    L.append(ind + f"const int {pre}b1 = (int)(get_global_id(1) - get_local_id(1)), "
-             f"{pre}s1 = (int)get_local_size(1);")
+    size, meaning = _capacity_text(pl, cap, max_group)
+    L: list[str] = [f"/* clperf: '{pl.param}' staged in __local memory once per work-group (tile + halo) */",
+                    f"enum {{ {n['cap']} = {size} }}; /* {meaning} */",
+                    f"__local {pl.elem_type} {n['tile']}[{n['cap']}];",
+                    f"const int {n['w']} = " + _extent_text(0, pl.cx, span_x)]
+    if two:
+        L.append(f"const int {n['h']} = " + _extent_text(1, pl.cy, span_y))
+    L.append(f"const int {n['use']} = {n['w']}{' * ' + n['h'] if two else ''} <= {n['cap']};")
+    L.append(f"if ({n['use']}) {{")
+    L.append(ind + f"const int {n['x0']} = (int)(get_global_id(0) - get_local_id(0)), "
+             f"{n['lw']} = (int)get_local_size(0);")
+    if two:
+        L.append(ind + f"const int {n['y0']} = (int)(get_global_id(1) - get_local_id(1)), "
+                 f"{n['lh']} = (int)get_local_size(1);")
     # rows by local id 1, columns by local id 0: no division by the (run-time) tile width, about 20
     # instructions per element on a GPU
-    L.append(ind + f"for (int {pre}ty = (int)get_local_id(1); {pre}ty < {pre}ey; {pre}ty += {pre}s1) {{")
-    L.append(ind * 2 + f"const int {pre}y = {pre + 'b1 + ' if pl.cy else ''}{pl.min_y} + {pre}ty;")
-    L.append(ind * 2 + f"for (int {pre}tx = (int)get_local_id(0); {pre}tx < {pre}ex; {pre}tx += {pre}s0) {{")
-    body: list[str] = []
-    body.append(f"const int {pre}x = {pre + 'b0 + ' if pl.cx else ''}{pl.min_x} + {pre}tx;")
-    body.append(f"const int {pre}t = {pre}ty * {pre}ex + {pre}tx;")
-    body.append(f"int {pre}need = 0;")
-    for s in pl.sites[:1] if settle_first else pl.sites:
-        body += _site_block(b, pl, s, pre, gid, settle_first)
-    L += [ind * 3 + line for line in body]
-    L.append(ind * 2 + "}")
-    L.append(ind + "}")
+    depth = 1
+    if two:
+        L.append(ind + f"for (int {n['ty']} = (int)get_local_id(1); {n['ty']} < {n['h']}; "
+                 f"{n['ty']} += {n['lh']}) {{")
+        L.append(ind * 2 + f"const int {n['gy']} = {_offset(n['y0'] if pl.cy else '', pl.min_y, n['ty'])};")
+        depth = 2
+    L.append(ind * depth + f"for (int {n['tx']} = (int)get_local_id(0); {n['tx']} < {n['w']}; "
+             f"{n['tx']} += {n['lw']}) {{")
+    body: list[str] = [f"const int {n['gx']} = {_offset(n['x0'] if pl.cx else '', pl.min_x, n['tx'])};"]
+    if two:
+        body.append(f"const int {n['t']} = {n['ty']} * {n['w']} + {n['tx']};")
+    body.append(f"int {n['loaded']} = 0;")
+    sites = pl.sites[:1] if settle_first else pl.sites
+    for i, s in enumerate(sites):
+        body += _site_block(b, pl, s, n, gid, settle_first, first_site=i == 0, two=two)
+    L += [ind * (depth + 1) + line for line in body]
+    while depth > 0:
+        L.append(ind * depth + "}")
+        depth -= 1
     L.append("}")
     L.append("barrier(CLK_LOCAL_MEM_FENCE);")
     # where the block goes: right after the body's opening brace, indented like the body's first statement
@@ -414,39 +490,101 @@ def generate(b: cs.Body, pl: Plan, cap: int, fallback: bool = True,
     edits = [TextEdit(open_line, open_col + 1, open_line, open_col + 1,
                       "\n" + "\n".join(pad + x if x else x for x in L))]
     for s in pl.sites:
-        ty = f"{'(int)get_local_id(1) + ' if pl.cy else ''}{cs.to_c(s.y)} - ({pl.min_y})"
-        tx = f"{'(int)get_local_id(0) + ' if pl.cx else ''}{cs.to_c(s.x)} - ({pl.min_x})"
-        idx = f"({ty}) * {pre}ex + {tx}" if (two or pl.cy or span_y) else tx
-        tile = f"{pre}tile[{idx}]"
-        new = f"({pre}use ? {tile} : {b.src(s.node)})" if fallback else tile
+        tx = _plus("(int)get_local_id(0)" if pl.cx else "", _shift(s.x, -pl.min_x)).lstrip(" +") or "0"
+        if tx.startswith("- "):
+            tx = "-" + tx[2:]
+        if two:
+            ty = _plus("(int)get_local_id(1)" if pl.cy else "", _shift(s.y, -pl.min_y)).lstrip(" +") or "0"
+            if ty.startswith("- "):
+                ty = "-" + ty[2:]
+            idx = f"({ty}) * {n['w']} + {tx}" if " " in ty else f"{ty} * {n['w']} + {tx}"
+        else:
+            idx = tx
+        tile = f"{n['tile']}[{idx}]"
+        new = f"({n['use']} ? {tile} : {b.src(s.node)})" if fallback else tile
         l0, c0 = b.pos(s.node.start_byte)
         l1, c1 = b.pos(s.node.end_byte)
         edits.append(TextEdit(l0, c0, l1, c1, new))
     return edits
 
 
-def _site_block(b: cs.Body, pl: Plan, s: Site, pre: str, gid: dict[int, str],
-                first: bool = False) -> list[str]:
-    """Does a work-item of this group read tile element (x, y) through this site? Then load it.
+def _extent_text(dim: int, moves: int, span: int) -> str:
+    """The tile's width (``dim`` 0) or height: the work-group's size plus the halo, or a fixed span."""
+    return f"(int)get_local_size({dim}) + {span};" if moves else f"{span + 1};"
 
-    Unknowns: the work-item (j0, j1) and the loop counters. A coordinate ``±k + c`` along a dimension the
-    work-item does not move gives ``k`` directly; remaining counters are looped over; ``j`` along a
-    dimension it moves is solved; along a dimension it does not move, ``j`` only matters to the guard
-    (any work-item of the group will do, so it is looped over only when the guard uses it)."""
-    names = {lv.name for lv in s.loops}
+
+def _minus(var: str, p: cs.Poly) -> str:
+    """``var - (p)`` as a person writes it: ``gx - k``, ``gx + 1``, ``gx``."""
+    if not p:
+        return var
+    c = cs.constant(p)
+    if c is not None:
+        return f"{var} - {c}" if c > 0 else f"{var} + {-c}"
+    text = cs.to_c(p)
+    return f"{var} - {text}" if len(p) == 1 and not text.startswith("-") else f"{var} - ({text})"
+
+
+def _solve_counters(pl: Plan, s: Site, n: dict[str, str], emit: Callable[..., None]) -> dict[int, str]:
+    """A coordinate ``±k + c`` along a dimension the work-item does not move gives the counter ``k``:
+    declare it, and open its range check. Returns dimension -> counter."""
+    solved: dict[int, str] = {}
+    by_name = {lv.name: lv for lv in s.loops}
+    for d, (c, p) in {0: (pl.cx, s.x), 1: (pl.cy, s.y)}.items():
+        loop_terms = [m for m in p if m]
+        if not c and len(loop_terms) == 1 and loop_terms[0][0] in by_name and abs(p[loop_terms[0]]) == 1 \
+                and loop_terms[0][0] not in solved.values():
+            lv = by_name[loop_terms[0][0]]
+            a, rest = p[loop_terms[0]], p.get((), 0)
+            value = _minus(n["gx" if d == 0 else "gy"], {(): rest} if rest else {})
+            emit(f"const {lv.type} {lv.name} = {value if a == 1 else f'-({value})'};")
+            emit(f"if ({lv.name} >= {lv.lo} && {lv.name} < {lv.hi}) {{", True)
+            solved[d] = lv.name
+    return solved
+
+
+def _offset(base: str, lo: int, counter: str) -> str:
+    """``base + lo + counter`` written as a person would: ``group_x0 - 1 + tx``, ``tx``."""
+    parts = [base] if base else []
+    if lo:
+        parts.append(f"- {-lo}" if lo < 0 else f"+ {lo}")
+    parts.append(f"+ {counter}")
+    text = " ".join(parts)
+    if text.startswith("+ "):
+        text = text[2:]
+    elif text.startswith("- "):
+        text = "-" + text[2:]
+    return text
+
+
+def _needs(b: cs.Body, s: Site) -> tuple[set[str], dict[int, bool]]:
+    """The pure locals a site's guard and index need, and the work-item dimensions they depend on."""
+    loop_names = {lv.name for lv in s.loops}
     needed: set[str] = set()
     texts = [*s.conds, b.src(s.index)]
     for t in texts:
-        needed |= _check_text(b, t, names, "guard")
-    uses = " ".join(texts + [b.src(b.locals[n].value) for n in needed])  # type: ignore[arg-type]
+        needed |= _check_text(b, t, loop_names, "guard")
+    uses = " ".join(texts + [b.src(b.locals[x].value) for x in needed])  # type: ignore[arg-type]
     dim_used = {d: bool(re.search(rf"\bget_global_id\s*\(\s*{d}\s*\)", uses)) for d in (0, 1)}
     for name in needed:  # an index variable stands for get_global_id(d) of its dimension
         for d in (0, 1):
             if b.is_pure(name) and b.poly(b.locals[name].value) == {(cs.gid_symbol(d),): 1}:  # type: ignore[arg-type]
                 dim_used[d] = True
-    out: list[str] = [f"if (!{pre}need) {{"]
+    return needed, dim_used
+
+
+def _site_block(b: cs.Body, pl: Plan, s: Site, n: dict[str, str], gid: dict[int, str],
+                first: bool = False, *, first_site: bool = False, two: bool = True) -> list[str]:
+    """Does a work-item of this group read tile element (gx, gy) through this site? Then load it.
+
+    Unknowns: the work-item (wx, wy) and the loop counters. A coordinate ``±k + c`` along a dimension the
+    work-item does not move gives ``k`` directly; remaining counters are looped over; ``w`` along a
+    dimension it moves is solved; along a dimension it does not move, ``w`` only matters to the guard
+    (any work-item of the group will do, so it is looped over only when the guard uses it)."""
+    needed, dim_used = _needs(b, s)
+    out: list[str] = [] if first_site else [f"if (!{n['loaded']}) {{"]
     pad = "    "
-    depth = 1
+    depth = 0 if first_site else 1
+    opened = depth
 
     def emit(line: str, opens: bool = False) -> None:
         nonlocal depth
@@ -455,58 +593,53 @@ def _site_block(b: cs.Body, pl: Plan, s: Site, pre: str, gid: dict[int, str],
             depth += 1
 
     coords = {0: (pl.cx, s.x), 1: (pl.cy, s.y)}
-    solved: dict[int, str] = {}  # dimension -> loop counter solved from it
-    by_name = {lv.name: lv for lv in s.loops}
-    for d, (c, p) in coords.items():
-        loop_terms = [m for m in p if m]
-        if not c and len(loop_terms) == 1 and loop_terms[0][0] in by_name and abs(p[loop_terms[0]]) == 1 \
-                and loop_terms[0][0] not in solved.values():
-            lv = by_name[loop_terms[0][0]]
-            a, rest = p[loop_terms[0]], p.get((), 0)
-            emit(f"const {lv.type} {lv.name} = {'' if a == 1 else '-'}({pre}{'xy'[d]} - ({rest}));")
-            emit(f"if ({lv.name} >= {lv.lo} && {lv.name} < {lv.hi}) {{", True)
-            solved[d] = lv.name
+    solved = _solve_counters(pl, s, n, emit)  # dimension -> loop counter solved from it
     for lv in s.loops:
         if lv.name in solved.values():
             continue
         if first:
             emit(f"const {lv.type} {lv.name} = {lv.lo};")
         else:
-            emit(f"for ({lv.type} {lv.name} = {lv.lo}; {lv.name} < {lv.hi} && !{pre}need; {lv.name}++) {{",
-                 True)
+            emit(f"for ({lv.type} {lv.name} = {lv.lo}; {lv.name} < {lv.hi} && !{n['loaded']}; "
+                 f"{lv.name}++) {{", True)
     checks: list[str] = []
     free: list[int] = []
-    for d, (c, p) in coords.items():
-        var = f"{pre}{'xy'[d]}"
+    for d, (c, p) in coords.items():  # the reading work-item's index where the address gives it
+        var = n["gx" if d == 0 else "gy"]
+        w, base, size = n["wx" if d == 0 else "wy"], n["x0" if d == 0 else "y0"], n["lw" if d == 0 else "lh"]
         if c:
-            emit(f"const int {pre}j{d} = {var} - ({cs.to_c(p)});")
-            checks.append(f"{pre}j{d} >= {pre}b{d} && {pre}j{d} < {pre}b{d} + {pre}s{d}")
+            emit(f"const int {w} = {_minus(var, p)};")
+            checks.append(f"{w} >= {base} && {w} < {base} + {size}")
         else:
             single = (pl.max_x == pl.min_x) if d == 0 else (pl.max_y == pl.min_y)
             if d not in solved and not single:  # a tile one element deep along d: always equal
                 checks.append(f"({cs.to_c(p)}) == {var}")
             if dim_used[d]:
                 free.append(d)
-            else:
-                emit(f"const int {pre}j{d} = {pre}b{d};")
-    emit(f"if ({' && '.join(checks) if checks else '1'}) {{", True)
+    if checks:
+        emit(f"if ({' && '.join(checks)}) {{", True)
     for d in free:  # the guard depends on a dimension the address does not: any work-item of the group
+        w, base, size = n["wx" if d == 0 else "wy"], n["x0" if d == 0 else "y0"], n["lw" if d == 0 else "lh"]
         if first:
-            emit(f"const int {pre}j{d} = {pre}b{d};")
+            emit(f"const int {w} = {base};")
         else:
-            emit(f"for (int {pre}j{d} = {pre}b{d}; {pre}j{d} < {pre}b{d} + {pre}s{d} && !{pre}need; "
-                 f"{pre}j{d}++) {{", True)
-    for name in sorted(needed, key=lambda n: _declared_at(b.locals[n])):
+            emit(f"for (int {w} = {base}; {w} < {base} + {size} && !{n['loaded']}; {w}++) {{", True)
+    for name in sorted(needed, key=lambda x: _declared_at(b.locals[x])):
         loc = b.locals[name]
         ty = re.sub(r"\bconst\b\s*", "", loc.type).strip() or "int"
         emit(f"const {ty} {name} = {cs.replace_gid(b.src(loc.value), gid)};")  # type: ignore[arg-type]
+    slot = n["t"] if two else n["tx"]
+    load = f"{n['tile']}[{slot}] = {pl.param}[{cs.replace_gid(b.src(s.index), gid)}];"
     guard = cs.replace_gid(_guard(s.conds), gid)
-    load = f"{pre}tile[{pre}t] = {pl.param}[{cs.replace_gid(b.src(s.index), gid)}];"
-    emit(f"if ({guard}) {{ {load} {pre}need = 1; }}")
-    while depth > 1:
+    if guard:
+        emit(f"if {guard} {{ {load} {n['loaded']} = 1; }}")
+    else:
+        emit(f"{load} {n['loaded']} = 1;")
+    while depth > opened:
         depth -= 1
         out.append(pad * depth + "}")
-    out.append("}")
+    if not first_site:
+        out.append("}")
     return out
 
 

@@ -68,7 +68,7 @@ def _jumps_at_this_level(node: ts.Node) -> list[ts.Node]:
 
 def manual_edit(b: cs.Body, loop: ts.Node, n: int) -> TextEdit:
     if loop.type != "for_statement":
-        raise Refused("only `for` loops are unrolled by hand")
+        raise Refused("only 'for' loops are unrolled by hand")
     fields = ("initializer", "condition", "update", "body")
     init, cond, upd, body = (loop.child_by_field_name(f) for f in fields)
     if init is None or cond is None or upd is None or body is None:
@@ -82,14 +82,14 @@ def manual_edit(b: cs.Body, loop: ts.Node, n: int) -> TextEdit:
     else:
         m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*=\s*(.+?)\s*", b.src(init))
         if not m:
-            raise Refused("the loop's initialiser is not `counter = start`")
+            raise Refused("the loop's initialiser is not 'counter = start'")
         name = m.group(1)
         start = b.src(init)
     if cond.type != "binary_expression" or b.src(cond.child_by_field_name("left")).strip() != name:  # type: ignore[arg-type]
-        raise Refused("the loop condition is not `counter < bound`")
+        raise Refused("the loop condition is not 'counter < bound'")
     op = b.src(cond.child_by_field_name("operator"))  # type: ignore[arg-type]
     if op not in ("<", "<="):
-        raise Refused("the loop condition is not `counter < bound` or `counter <= bound`")
+        raise Refused("the loop condition is not 'counter < bound' or 'counter <= bound'")
     bound_node = cond.child_by_field_name("right")
     bound = b.src(bound_node)  # type: ignore[arg-type]
     if re.sub(r"\s", "", b.src(upd)) not in (f"{name}++", f"++{name}", f"{name}+=1"):
@@ -108,7 +108,7 @@ def manual_edit(b: cs.Body, loop: ts.Node, n: int) -> TextEdit:
         if n_.type == "call_expression" and "barrier" in b.src(n_.child_by_field_name("function")):  # type: ignore[arg-type]
             pass  # a barrier in a uniform loop stays uniform: each copy runs for every work-item alike
     if name in changed:
-        raise Refused(f"the loop counter `{name}` is changed inside the loop")
+        raise Refused(f"the loop counter '{name}' is changed inside the loop")
     bound_names = set(re.findall(r"\b[A-Za-z_]\w*\b", bound))
     if bound_names & changed:
         raise Refused(f"the loop bound changes inside the loop ({', '.join(sorted(bound_names & changed))})")

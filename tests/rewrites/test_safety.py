@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -82,9 +83,32 @@ __kernel void jump(__global const float* in, __global float* out) {
 def test_apply_with_finding_data_as_the_server_calls_it() -> None:
     text = (DATA / "stencil1d_3pt.cl").read_text()
     new = rewrites.apply(text, {"rule": "local-cache-candidate", "kernel": "smooth3", "param": "in"})
-    assert "__local float clp_in_tile[" in new
+    assert "__local float tile_in[" in new
     with pytest.raises(rewrites.RewriteError, match="written"):
         rewrites.apply(UNSAFE, {"rule": "local-cache-candidate", "kernel": "inplace", "param": "a"})
+
+
+def test_the_tile_is_named_after_its_buffer_with_its_capacity_a_named_sum() -> None:
+    text = (DATA / "stencil1d_3pt.cl").read_text()
+    new = rewrites.apply(text, {"rule": "local-cache-candidate", "kernel": "smooth3", "param": "in"})
+    assert "clp_" not in new and "`" not in new
+    assert "enum { TILE_IN_CAPACITY = 1024 + 2 };" in new  # the device's largest work-group plus the halo
+    assert "__local float tile_in[TILE_IN_CAPACITY];" in new
+    assert "const int use_tile_in = tile_in_w <= TILE_IN_CAPACITY;" in new
+    assert "(use_tile_in ? tile_in[(int)get_local_id(0) + 2] : in[i + 1])" in new  # in[i + 1], as read
+    block = new[new.index("/* clperf:"):new.index("barrier(")]
+    assert max(int(x) for x in re.findall(r"\b\d+\b", block)) == 1024  # no 1026 to decode
+    added = len(new.split("\n")) - len(text.split("\n"))
+    assert added <= 32, added  # three read sites, a 1-D tile: no row loop
+    assert analyze_text(new).compiled
+
+
+def test_generated_names_step_aside_for_the_kernels_own() -> None:
+    text = (DATA / "stencil1d_3pt.cl").read_text().replace("int i = get_global_id(0);",
+                                                           "int i = get_global_id(0); int gx = i;")
+    new = rewrites.apply(text, {"rule": "local-cache-candidate", "kernel": "smooth3", "param": "in"})
+    assert "const int in_gx = " in new and "tile_in[" in new
+    assert analyze_text(new).compiled
 
 
 def test_edits_are_one_based_and_the_unroll_pragma_goes_above_the_loop() -> None:

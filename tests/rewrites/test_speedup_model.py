@@ -355,7 +355,7 @@ def test_on_pocl_the_prediction_counts_the_first_read_site_of_the_loader_only() 
     assert profiles.facts(_pocl()).scalar_loop_regions and not profiles.facts(_h200()).scalar_loop_regions
 
     def loader(t: str) -> str:
-        return t[t.index("clp_src_tile["):t.index("barrier(")]
+        return t[t.index("tile_src[TILE_SRC_CAPACITY]"):t.index("barrier(")]
 
     text = (DATA / "conv2d_5x5.cl").read_text()
     b = csource.parse_kernel(text, "conv5")
@@ -363,7 +363,7 @@ def test_on_pocl_the_prediction_counts_the_first_read_site_of_the_loader_only() 
     every = rewrites.apply_edits(text, local_tile.generate(b, pl, 4096, fallback=False))
     first = rewrites.apply_edits(text, local_tile.generate(b, pl, 4096, fallback=False, settle_first=True))
     assert loader(every).count("for (") > loader(first).count("for (") == 2  # rows and columns only
-    assert loader(first).count("clp_src_tile[clp_src_t] = src[") == 1
+    assert loader(first).count("tile_src[t] = src[") == 1
     assert analyze_text(first).kernel("conv5").analyzed
     report = analyze_text(text)
     f = next(f for f in report.findings if f.rule == "local-cache-candidate" and f.data.get("param") == "src")
