@@ -3,7 +3,9 @@
 * ``unroll-candidate`` and ``local-cache-candidate`` -> the rewrites of ``clperf.predictor.rewrites``
   (``#pragma unroll N``, a manual unroll, the ``__local`` tile), each titled with its predicted speedup on
   the current device, which the title names (the edited file is compiled and estimated in a worker
-  thread); unsafe ones come back disabled.
+  thread); unsafe ones come back disabled. A rewrite is an improvement only where it is predicted
+  faster: one predicted more than 10% slower (``SLOWER_LIMIT``) is not offered, one predicted a little
+  slower says "not recommended", and only a rewrite predicted faster is the preferred fix.
 * any kernel whose scenario uses defaults -> "Add a scenario directive" with the values now in use.
 
 A code action never runs a kernel: editors ask for them on their own (the cursor entering a line), and a
@@ -33,6 +35,22 @@ from clperf.server.views import Action, Edit, Problem, Span
 log = logging.getLogger("clperf.server")
 
 
+SLOWER_LIMIT = 0.9  # predicted speedups below this are not offered at all
+FASTER = 1.005  # above this a rewrite is predicted faster ("predicted: no change" within 0.5%)
+
+
+def offered(speedup: float | None) -> bool:
+    """Not a fix where clperf predicts it makes the kernel clearly slower on the current device."""
+    return speedup is None or speedup >= SLOWER_LIMIT
+
+
+def honest(title: str, speedup: float | None) -> str:
+    """``Cache 'a' in __local memory (predicted 0.95x slower on X)`` -> ``... on X: not recommended)``."""
+    if speedup is None or speedup >= 1 / FASTER or not title.endswith(")"):
+        return title
+    return f"{title[:-1]}: not recommended)"
+
+
 def on_device(title: str, predicted: bool, device: Any) -> str:
     """``Insert #pragma unroll 8 (predicted 1.12x faster)`` -> ``... faster on NVIDIA H200)``: the speedup
     is for one device, and the title says which."""
@@ -60,12 +78,18 @@ def rewrite_actions(problems: Sequence[Problem], text: str, path: str, ws: Works
         except Exception:  # one broken rewrite must not take the other actions with it
             log.error("rewrites for %s failed", p.code, exc_info=True)
             continue
-        for i, r in enumerate(found):
+        preferred_given = False
+        for r in found:
             if r.disabled_reason is not None and not with_disabled:
                 continue
+            if not offered(r.predicted_speedup):
+                log.info("not offered: %s (%s)", r.title, r.prediction)
+                continue
             edits = tuple(Edit(Span(e.line, e.column, e.end_line, e.end_column), e.new_text) for e in r.edits)
-            title = on_device(r.title, r.predicted_speedup is not None, device)
-            out.append(Action(title, "quickfix", edits, (p,), preferred=i == 0 and r.enabled,
+            title = honest(on_device(r.title, r.predicted_speedup is not None, device), r.predicted_speedup)
+            preferred = not preferred_given and r.enabled and (r.predicted_speedup or 0.0) > FASTER
+            preferred_given = preferred_given or preferred
+            out.append(Action(title, "quickfix", edits, (p,), preferred=preferred,
                               disabled=r.disabled_reason))
     return out
 

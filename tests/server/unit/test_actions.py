@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from clperf.core.frontend import parse
 from clperf.core.records import Device, Scenario
-from clperf.server.actions import directive_actions, on_device
+from clperf.server.actions import directive_actions, honest, offered, on_device
 from clperf.server.engine import Analysis, KernelResult
 from clperf.server.views import Edit, Span
 
@@ -66,3 +66,15 @@ def test_a_predicted_speedup_names_the_device_it_is_for() -> None:
         "Insert #pragma unroll 8 (predicted 1.12x faster on NVIDIA H200)")
     # no prediction, no device to name
     assert on_device("Unroll the loop by hand", False, h200) == "Unroll the loop by hand"
+
+
+def test_a_rewrite_predicted_clearly_slower_is_not_offered_and_a_little_slower_one_says_so() -> None:
+    assert not offered(0.07) and not offered(0.89)  # the __local tile where it costs more than it saves
+    assert offered(0.95) and offered(1.3) and offered(None)  # None: no prediction, the title says so
+    slower = "Cache 'a' in __local memory (predicted 0.95x slower on NVIDIA H200)"
+    assert honest(slower, 0.95) == "Cache 'a' in __local memory (predicted 0.95x slower on NVIDIA H200: " \
+        "not recommended)"
+    faster = "Insert #pragma unroll 8 (predicted 1.12x faster on NVIDIA H200)"
+    assert honest(faster, 1.12) == faster
+    assert honest("Insert #pragma unroll 8 (predicted: no change)", 1.0) == (
+        "Insert #pragma unroll 8 (predicted: no change)")

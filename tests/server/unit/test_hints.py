@@ -127,5 +127,6 @@ def test_hints_come_sorted_by_position_and_not_before_an_analysis() -> None:
     late = access("indirect", line=7, column=2, kind="store", param="out")
     early = access("strided", 8, line=6, column=8)
     hints = kernel_hints(parse(SOURCE), analysis((late, early), {5: 0.25}), SOURCE.split("\n"))
-    assert [(h.line, h.label) for h in hints] == [(5, "≈25% of memory traffic"), (6, "stride 8:"), (7, "scatter:")]
+    assert [(h.line, h.label) for h in hints] == [
+        (5, "≈25% of memory traffic"), (6, "stride 8:"), (7, "scatter:")]
     assert kernel_hints(parse(SOURCE), None, SOURCE.split("\n")) == []
