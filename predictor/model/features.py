@@ -92,6 +92,8 @@ def vector_dict(kernel: Any, scenario: Scenario | None, device: Device | None,
     f["r_serial_over_busy"] = (math.log2((rl.serial_ms(traffic, device) + 1e-9) /
                                          (max(roof.memory_ms, roof.compute_ms) + 1e-9))
                                if traffic is not None and roof is not None and device is not None else 0.0)
+    busy = max(roof.memory_ms, roof.compute_ms) if roof is not None else 0.0
+    f["r_chain_over_busy"] = math.log2((roof.chain_ms + 1e-9) / (busy + 1e-9)) if roof is not None else 0.0
     return f
 
 
@@ -243,11 +245,12 @@ def _roofline_features(f: dict[str, float], r: rl.Roofline | None, d: Device | N
         f[f"r_bound_{b}"] = float(r is not None and r.bound == b)
 
 
-def compute(kernel: Any, scenario: Scenario, device: Device,
-            code: str | None = None) -> tuple[dict[str, float], rl.Traffic, rl.Roofline]:
-    """Features plus the traffic and roofline they came from (``code``: ``tokenizer.kernel_text``)."""
+def compute(kernel: Any, scenario: Scenario, device: Device, code: str | None = None,
+            traffic: rl.Traffic | None = None) -> tuple[dict[str, float], rl.Traffic, rl.Roofline]:
+    """Features plus the traffic and roofline they came from (``code``: ``tokenizer.kernel_text``;
+    ``traffic``: the launch's, when already known, e.g. through the caches from a counting run's trace)."""
     bw, fl, measured = profiles.peaks(device)
-    t = rl.traffic(kernel, scenario, device.type)
+    t = traffic if traffic is not None else rl.traffic(kernel, scenario, device.type)
     r = rl.roofline(t, device, bw, fl, profiles.facts(device).launch_overhead_ms, peaks_measured=measured)
     return vector_dict(kernel, scenario, device, t, r, code), t, r
 

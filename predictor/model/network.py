@@ -246,7 +246,7 @@ class Predictor:
 
         trained = self.meta.get("devices", {}).get(device.name)
         dev = Device.from_json(trained) if trained else device  # the peaks the model was trained with
-        f, t, r = features.compute(kernel, scenario, dev, self.code_for(source, kernel.name))
+        f, t, r = features.compute(kernel, scenario, dev, self.code_for(source, kernel.name), traffic)
         row = np.asarray([features.as_list(f, self.names)], dtype=np.float32)
         key = (row.tobytes(), self.code_for(source, kernel.name) if self.model.cfg.use_code else "")
         answer = self._answers.get(key)

@@ -12,8 +12,9 @@ The traffic model counts what the memory system moves, not what the source asks 
   traffic — the *DRAM* traffic.
 
 Time = launch floor + max(DRAM traffic / peak bandwidth, issued traffic / (CACHE_FACTOR x peak bandwidth),
-flops / peak FLOP rate). ``SEGMENT_BYTES`` and ``CACHE_FACTOR`` are modelling assumptions, not measurements:
-the learned correction and per-device calibration absorb where they are wrong.
+flops / peak FLOP rate, and on a GPU the work-items' own chains of operations and loads: ``chain_ms``).
+``SEGMENT_BYTES`` and ``CACHE_FACTOR`` are modelling assumptions, not measurements: the learned correction
+and per-device calibration absorb where they are wrong.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from clperf.predictor.model import profiles
 from clperf.predictor.model.memory import MemoryTraffic
 
 MODEL_NAME = "roofline"
-MODEL_VERSION = "3"  # also stands for the analysis behind the learned features (cache keys)
+MODEL_VERSION = "4"  # also stands for the analysis behind the learned features (cache keys)
 
 SEGMENT_BYTES = {"gpu": 32, "cpu": 64, "accelerator": 64}  # GPU sector, CPU cache line
 SIMD_LANES = {"gpu": 32, "cpu": 8, "accelerator": 16}  # work-items that share one uniform load
@@ -79,6 +80,7 @@ class Traffic:
     int_divs: float = 0.0  # divisions by a run-time value (also in int_ops; the roofline adds no more)
     fp64_ops: float = 0.0  # double-precision instructions (also in flops)
     special_ops: float = 0.0  # special-function results: exp, sqrt, sin, divisions... (also in flops)
+    global_loads: float = 0.0  # executions of global and constant load instructions, all work-items
 
     @property
     def effective_bytes(self) -> float:
@@ -95,6 +97,7 @@ class Roofline:
     bound: Bound
     bandwidth_utilization: float  # effective bytes / time / peak bandwidth
     peaks_measured: bool
+    chain_ms: float = 0.0  # the work-items' own chains of operations and loads (``chain_ms``)
 
 
 def with_memory(t: Traffic, memory: MemoryTraffic) -> Traffic:
@@ -159,11 +162,12 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     counts = list(kernel.access_counts_for(counting)) if hasattr(kernel, "access_counts_for") else []
     # DRAM traffic is capped per buffer and direction: reading and writing one buffer moves it twice
     issued_by_param: dict[tuple[str | None, str], float] = {}
-    useful = 0.0
+    useful = loads = 0.0
     for access, per_item in counts:
         if access.address_space not in ("global", "constant"):
             continue
         execs = float(per_item) * n
+        loads += execs if access.kind == "load" else 0.0
         k = (access.param, access.kind)
         moved = execs * bytes_per_execution(access, args, device_type)
         issued_by_param[k] = issued_by_param.get(k, 0.0) + moved
@@ -171,6 +175,7 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     if not counts:  # no per-access counts: fall back to the per-work-item byte totals
         issued_by_param = {(None, "load"): ops_global}
         useful = ops_global
+        loads = (_ops_value(ops, "global_load_bytes") + _ops_value(ops, "constant_load_bytes")) * n / 4
 
     sizes = {p.name: p for p in getattr(kernel, "params", ())}
     dram = 0.0
@@ -184,7 +189,8 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
             dram += issued
     issued_total = sum(issued_by_param.values())
     barriers = float(getattr(kernel, "barriers", 0) or 0)
-    return Traffic(n, issued_total, dram, useful, local, flops, int_ops, barriers, int_divs, fp64, special)
+    return Traffic(n, issued_total, dram, useful, local, flops, int_ops, barriers, int_divs, fp64, special,
+                   loads)
 
 
 def count_args(scenario: Scenario) -> dict[str, int | float]:
@@ -215,10 +221,33 @@ def serial_ms(t: Traffic, device: Device) -> float:
     """Waves of resident work-items times one work-item's operation chain at DEPENDENT_CYCLES each."""
     if not t.work_items or not device.clock_mhz:
         return 0.0
-    resident = max(1, device.compute_units) * RESIDENT_ITEMS.get(device.type, 8)
-    waves = math.ceil(t.work_items / resident)
     per_item = compute_ops(t, device) / t.work_items
-    return waves * per_item * DEPENDENT_CYCLES / (device.clock_mhz * 1e3)
+    return _waves(t, device) * per_item * DEPENDENT_CYCLES / (device.clock_mhz * 1e3)
+
+
+def _waves(t: Traffic, device: Device) -> int:
+    resident = max(1, device.compute_units) * RESIDENT_ITEMS.get(device.type, 8)
+    return math.ceil(t.work_items / resident)
+
+
+# A GPU launch takes at least the time its work-items' own chains take, wave after wave of resident ones:
+# CHAIN_FACTOR times ``serial_ms`` (a real chain mixes instruction kinds that wait on each other's issue,
+# not back-to-back FMAs), or LOAD_CHAIN_NS per global load a work-item executes (a load's latency over
+# the loads a warp keeps in flight). Both fitted on the H200 training data's hand-written families
+# (``bench/chain_fit.py`` prints the grid): the roofline's median |log(measured / estimate)| there goes
+# from 0.19 to 0.16, and from 0.76 to 0.24 on launches of 0.2 ms or more, most of them small grids with
+# long loops. Launches that fill the device stay bound by the throughput terms.
+CHAIN_FACTOR = 2.0
+LOAD_CHAIN_NS = 40.0
+
+
+def chain_ms(t: Traffic, device: Device) -> tuple[float, float]:
+    """The latency bound of a GPU launch (see CHAIN_FACTOR): the chain of its operations and the chain of
+    its loads; (0, 0) on other devices, whose roofline was calibrated without them."""
+    if device.type != "gpu" or not t.work_items:
+        return 0.0, 0.0
+    loads_ms = _waves(t, device) * t.global_loads / t.work_items * LOAD_CHAIN_NS * 1e-6
+    return CHAIN_FACTOR * serial_ms(t, device), loads_ms
 
 
 def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, floor_ms: float,
@@ -233,16 +262,18 @@ def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, fl
     memory_ms = max(dram_ms, cache_ms)
     if compute_ms is None:
         compute_ms = compute_ops(t, device) / fl
-    busy = max(memory_ms, compute_ms)
+    ops_chain, load_chain = chain_ms(t, device)
+    chain = max(ops_chain, load_chain)
+    busy = max(memory_ms, compute_ms, chain)
     time_ms = floor_ms + busy
-    if floor_ms >= busy:
-        bound: Bound = "latency"
-    elif memory_ms >= compute_ms:
+    if floor_ms >= busy or load_chain >= max(memory_ms, compute_ms, ops_chain):
+        bound: Bound = "latency"  # the launch floor, or loads waited for one after another
+    elif memory_ms >= max(compute_ms, ops_chain):
         bound = "memory"
     else:
         bound = "compute"
     util = min(1.0, t.effective_bytes / time_ms / bw) if time_ms > 0 else 0.0
-    return Roofline(time_ms, memory_ms, compute_ms, floor_ms, bound, util, peaks_measured)
+    return Roofline(time_ms, memory_ms, compute_ms, floor_ms, bound, util, peaks_measured, chain)
 
 
 def cycles(time_ms: float, device: Device) -> float:

@@ -78,3 +78,30 @@ def test_a_device_without_peaks_is_a_clear_error() -> None:
     d = Device("Nameless", "Nowhere", "gpu", 1, 1000, 0, 256, "0")
     with pytest.raises(DeviceError, match="clperf devices"):
         profiles.peaks(d)
+
+
+def test_a_small_grid_with_long_loops_is_bound_by_its_work_items_chains() -> None:
+    # 8,192 work-items (one wave), each executing 32,768 loads (of 64 MB, served by the caches) and
+    # 65,536 flops: the throughput terms are tens of microseconds, the chains of one work-item a millisecond
+    n, loads, flops, moved = 8192, 32768.0, 65536.0, 64e6
+    t = rl.Traffic(n, moved, moved, moved, 0.0, n * flops, 0.0, 0.0, global_loads=n * loads)
+    r = rl.roofline(t, GPU, 1000.0, 50000.0, 0.005)
+    ops_chain, load_chain = rl.chain_ms(t, GPU)
+    assert load_chain == pytest.approx(loads * rl.LOAD_CHAIN_NS * 1e-6)
+    assert ops_chain == pytest.approx(rl.CHAIN_FACTOR * flops * rl.DEPENDENT_CYCLES / (GPU.clock_mhz * 1e3))
+    assert r.chain_ms == pytest.approx(max(ops_chain, load_chain))
+    assert r.time_ms == pytest.approx(0.005 + r.chain_ms)
+    assert r.chain_ms > 10 * max(r.memory_ms, r.compute_ms)
+    assert r.bound == "latency"  # loads waited for one after another
+
+
+def test_the_chain_grows_by_waves_and_is_charged_on_gpus_only() -> None:
+    resident = GPU.compute_units * rl.RESIDENT_ITEMS["gpu"]
+    one = rl.Traffic(resident, 0.0, 0.0, 0.0, 0.0, resident * 1e4, 0.0, 0.0, global_loads=resident * 100.0)
+    three = rl.Traffic(3 * resident, 0.0, 0.0, 0.0, 0.0, 3 * resident * 1e4, 0.0, 0.0,
+                       global_loads=3 * resident * 100.0)
+    assert rl.chain_ms(three, GPU)[1] == pytest.approx(3 * rl.chain_ms(one, GPU)[1])
+    cpu = Device("Test CPU", "Test", "cpu", 8, 3000, 32768, 4096, "1", peak_bandwidth_gbs=50.0,
+                 peak_gflops=500.0)
+    assert rl.chain_ms(one, cpu) == (0.0, 0.0)
+    assert rl.roofline(one, cpu, 50.0, 500.0, 0.0).chain_ms == 0.0

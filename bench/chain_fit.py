@@ -1,0 +1,81 @@
+"""The GPU roofline's chain constants (``CHAIN_FACTOR``, ``LOAD_CHAIN_NS`` of ``predictor/model/roofline.py``)
+read off the H200 training data: for each pair on a grid, the roofline's median and mean
+``|log(measured / estimate)|`` and its share within 2x, on the hand-written families, on their launches of
+0.2 ms or more, and on the generated kernels.
+
+A sample of kernels (``--kernels``, drawn with a fixed seed, plus every kernel of the large-launch corpus)
+is analysed as ``clperf train`` analyses them and every measurement of them is estimated with each pair.
+Only the project's own measurements are read (``data/h200``, ``data/h200-large``), never a dev set.
+
+    .venv/bin/python bench/chain_fit.py [--kernels 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+
+from clperf.core.records import Device, Scenario
+from clperf.predictor.model import profiles
+from clperf.predictor.model import roofline as rl
+from clperf.predictor.training.datasets import Sources, read_records, sha
+from clperf.predictor.training.examples import _analyze_all
+
+DATA = [Path("data/h200"), Path("data/h200-large")]
+FACTORS = (0.0, 1.0, 2.0, 3.0, 4.0)
+LOAD_NS = (0.0, 20.0, 40.0, 80.0)
+
+
+def _rows(n_kernels: int) -> list[tuple[float, float, float, float, float, bool]]:
+    """(measured, floor, throughput-bound busy, serial chain, load chain per ns, generated) per record."""
+    recs = read_records(DATA)
+    sources = Sources((), DATA)
+    keys = sorted({(r["file"], r["kernel"]) for r in recs})
+    pick = set(random.Random(1).sample(keys, min(n_kernels, len(keys))))
+    pick |= {k for k in keys if "large/" in k[0]}
+    chosen = [r for r in recs if (r["file"], r["kernel"]) in pick]
+    reports = _analyze_all(chosen, sources, False)
+    out = []
+    for rec in chosen:
+        text = sources.find(rec)
+        opts = str(rec.get("build_options", ""))
+        kernel = reports.get((sha(text), opts), {}).get(rec["kernel"]) if text else None
+        if kernel is None:
+            continue
+        device = Device.from_json(rec["device"])
+        t = rl.traffic(kernel, Scenario.from_json(rec["scenario"]), device.type)
+        bw, fl, _ = profiles.peaks(device)
+        r = rl.roofline(t, device, bw, fl, profiles.facts(device).launch_overhead_ms)  # its throughput terms
+        waves = math.ceil(t.work_items / (device.compute_units * rl.RESIDENT_ITEMS["gpu"]))
+        out.append((float(rec["median_ms"]), r.floor_ms, max(r.memory_ms, r.compute_ms),
+                    rl.serial_ms(t, device), waves * t.global_loads / max(1, t.work_items) * 1e-6,
+                    "gen_" in rec["file"]))
+    return out
+
+
+def _score(err: np.ndarray) -> str:
+    return f"{np.median(err):.3f} {np.mean(err):.3f} {np.mean(err < math.log(2)):.0%}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--kernels", type=int, default=500)
+    args = ap.parse_args()
+    a = np.array(_rows(args.kernels))
+    meas, floor, busy, serial, loads, gen = a.T
+    gen = gen.astype(bool)
+    long = ~gen & (meas >= 0.2)
+    print(f"{len(meas)} measurements ({int((~gen).sum())} hand-written, {int(long.sum())} of them >= 0.2 ms)")
+    print("factor load_ns | hand-written: median mean 2x | >= 0.2 ms | generated")
+    for f in FACTORS:
+        for ns in LOAD_NS:
+            err = np.abs(np.log(meas / (floor + np.maximum(busy, np.maximum(f * serial, ns * loads)))))
+            print(f"{f:6.1f} {ns:7.0f} | {_score(err[~gen])} | {_score(err[long])} | {_score(err[gen])}")
+
+
+if __name__ == "__main__":
+    main()
