@@ -25,7 +25,7 @@ import math
 import statistics
 import sys
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -35,6 +35,7 @@ import numpy as np
 
 from clperf.api import Workspace, select_device
 from clperf.benchmark.counting import Counts
+from clperf.core.argtypes import kernel_args
 from clperf.core.errors import ClperfError, InputError
 from clperf.core.records import Param, Scenario, type_size
 from clperf.predictor.analysis.pipeline import analyze_text
@@ -80,21 +81,36 @@ def load_truth(folder: Path) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in runs.items()}
 
 
-def scenario_of(spec: dict[str, Any], params: Sequence[Param] = ()) -> Scenario:
+def scenario_of(spec: dict[str, Any], params: Sequence[Param] = (),
+                element_bytes: Mapping[str, int] | None = None) -> Scenario:
     """The spec's launch as a clperf Scenario: scalar values, buffer and ``__local`` lengths in elements of
     the kernel's parameter types (``params``: a ``float4*`` buffer the spec counts in floats holds a
-    quarter as many elements)."""
-    types = {p.name: p.type for p in params if p.pointer}
+    quarter as many elements; ``element_bytes``: each pointer's element size as the compiler lays it
+    out, which also sizes structs)."""
+    sizes = dict(element_bytes or {})
+    for p in params:
+        if p.pointer and p.name not in sizes and type_size(p.type):
+            sizes[p.name] = int(type_size(p.type) or 0)
     args: dict[str, int | float] = {}
     for a in spec["args"]:
         if a["kind"] == "scalar":
             args[a["name"]] = a["value"]
             continue
         count = int(a["count"])
-        elem, per = type_size(types.get(a["name"], "")), _DTYPE_BYTES.get(a["dtype"])
-        args[a["name"]] = count * per // elem if elem and per and elem > per else count
+        elem, per = sizes.get(a["name"]), _DTYPE_BYTES.get(a["dtype"])
+        # rounded up: a host may allocate a float3 as its three floats
+        args[a["name"]] = -(-count * per // elem) if elem and per and elem > per else count
     local = tuple(spec["local"]) if spec.get("local") else None
     return Scenario(tuple(spec["global"]), local, args)
+
+
+def _element_bytes(text: str, path: Path, options: str, kernel: str) -> dict[str, int]:
+    """Each pointer parameter's element size as the compiler lays it out (structs included)."""
+    try:
+        infos = kernel_args(text, path, options).get(kernel, ())
+    except ClperfError:
+        return {}
+    return {a.name: a.type.size for a in infos if a.pointer}
 
 
 def build_options(spec: dict[str, Any], root: Path) -> str:
@@ -151,7 +167,7 @@ def predict_all(folder: Path, device_name: str = "h200", models: Sequence[str] =
             kernel = next((k for k in reports[key].kernels if k.name == spec["kernel"]), None)
             if kernel is None or not getattr(kernel, "analyzed", True):
                 raise InputError(f"kernel {spec['kernel']} does not compile")
-            scenario = scenario_of(spec, kernel.params)
+            scenario = scenario_of(spec, kernel.params, _element_bytes(text, path, opts, spec["kernel"]))
             ws = Workspace(build_options=opts)
             variants: dict[str, tuple[Counts | None, bool]] = {"": (None, False)}
             if measure is not None:

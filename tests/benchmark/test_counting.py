@@ -246,3 +246,26 @@ for.body:                                         ; preds = %for.body, %entry
             blocks.Block("for.body", (9, 9)), blocks.Block("exit", (6, 1))]
     # a name at another position is not the same block; an unnamed clperf block cannot be named
     assert blocks.match(ours, theirs) == {0: "entry", 1: "for.body"}
+
+
+STRUCTS = """
+typedef struct { float x, y, z, w; } point;
+__kernel void weigh(__global const point* p, __global const float3* shift, __global float* out, int n) {
+    int i = get_global_id(0);
+    float s = 0.0f;
+    for (int k = 0; k < (int)p[i].w; ++k)
+        s += p[i].x + shift[0].y;
+    out[i] = s;
+}
+"""
+
+
+def test_a_hosts_flat_arrays_fill_struct_and_float3_buffers(plugin, store):
+    # a host program's flat float arrays: four floats per struct, a float3 allocated as its three floats
+    pts = np.zeros((256, 4), np.float32)
+    pts[:, 3] = np.arange(256) % 7
+    sc = Scenario((256,), (64,), {"p": 256, "shift": 1, "out": 256, "n": 256})
+    c = counting.count(STRUCTS, "weigh", sc, data={"p": pts.ravel(), "shift": np.ones(3, np.float32)},
+                       store=store)
+    assert c is not None and not c.errors
+    assert trips(STRUCTS, "weigh", c) == {0: pytest.approx(pts[:, 3].mean())}

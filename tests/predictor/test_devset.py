@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from clperf.core.records import Param
 from clperf.predictor.training import devset
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -67,3 +68,17 @@ def test_evaluate_devset_end_to_end(tmp_path: Path) -> None:
     report = (tmp_path / "out" / "devset.md").read_text()
     assert "demo-blur-base/blur5/small" in report
     assert "| roofline | 1 |" in report
+
+
+def test_buffer_lengths_count_the_kernels_own_elements() -> None:
+    # a spec counts buffers in its dtype's elements; the kernel reads structs of 16 bytes and a float3
+    # that its host allocates as three floats (rounded up to one element)
+    spec = {"global": [64], "local": [64], "args": [
+        {"name": "pts", "kind": "buffer", "dtype": "float32", "count": 4096},
+        {"name": "shift", "kind": "buffer", "dtype": "float32", "count": 3},
+        {"name": "out", "kind": "buffer", "dtype": "float32", "count": 64},
+        {"name": "n", "kind": "scalar", "dtype": "int32", "value": 64}]}
+    params = (Param("pts", "point", "global", True, True), Param("shift", "float3", "global", True, True),
+              Param("out", "float", "global", True, False), Param("n", "int", "private", False, False))
+    sc = devset.scenario_of(spec, params, {"pts": 16})
+    assert sc.args == {"pts": 1024, "shift": 1, "out": 64, "n": 64}
