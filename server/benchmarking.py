@@ -36,6 +36,12 @@ class Outcome:
     measured: Measured
     not_stored: str | None = None  # why the measurement is not in the store (None: stored, or not ok)
 
+    @property
+    def stored(self) -> bool:
+        """Whether the measurement went into the store, where it calibrates later estimates."""
+        m = self.measured.measurement
+        return m.status == "ok" and m.median_ms is not None and self.not_stored is None
+
     def to_json(self) -> dict[str, object]:
         m = self.measured.measurement
         est = self.measured.estimate

@@ -4,7 +4,9 @@
 Device questions run on the server's device pool, never behind a benchmark: a client asks for the
 current device after every settings change, and a benchmark can take minutes. Benchmarks run on their
 own one-thread pool, one after the other, on the current device when it is local (else the local device
-``Targets.runnable`` names), its peaks measured first where they are missing.
+``Targets.runnable`` names), its peaks measured first where they are missing. A stored measurement
+calibrates the estimates of its device (predictor/model/calibration.py), so the open documents are
+analysed again after it: the lenses show the new estimate without a restart.
 """
 
 from __future__ import annotations
@@ -123,4 +125,6 @@ async def _run_benchmarks(ls: ClperfServer, doc: Any, chosen: list[Any]) -> Any:
     for o in outcomes:
         st.measured[o.kernel] = o.measured
     ls.refresh_views()
+    if any(o.stored for o in outcomes):
+        ls.reanalyze_all()  # a stored measurement calibrates later estimates of its device
     return [o.to_json() for o in outcomes]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 
 import pytest
 from lsprotocol import types
@@ -81,6 +83,34 @@ async def test_benchmark_kernel_updates_lens_and_store(client: LanguageClient, l
     assert not await _stale_lens(client, lsp, uri)
     lsp.replace_all(client, uri, text.replace("acc += x[i + k]", "acc -= x[i + k]"), 3, save=False)
     assert await _stale_lens(client, lsp, uri)
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+async def test_a_stored_measurement_recalibrates_the_estimate_lens(client: LanguageClient, lsp) -> None:
+    # on the local device the benchmark runs on, whose stored measurements calibrate its estimates
+    uri = await lsp.open_doc(client, lsp.fixture_text("kernels.cl"))
+    await command(client, "clperf.selectDevice", "portable")
+    before = await _estimate_lens(client, lsp, uri, "pthread", what="an estimate lens for the PoCL device")
+    result = await command(client, "clperf.benchmark", {"uri": uri, "kernel": "fir8"})
+    assert isinstance(result, list) and result[0]["status"] == "ok" and not result[0]["not_stored"], result
+    after = await _estimate_lens(client, lsp, uri, "pthread", other_than=before,
+                                 what="the estimate lens to take the measurement in, with no restart")
+    assert after.startswith("≈"), after
+
+
+async def _estimate_lens(client: LanguageClient, lsp, uri: str, device: str, *, what: str,
+                         other_than: str | None = None, timeout_s: float = 120.0) -> str:
+    """fir8's estimate lens once it names ``device`` (and differs from ``other_than``)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        params = types.CodeLensParams(text_document=lsp.doc_id(uri))
+        titles = [lens.command.title for lens in await client.text_document_code_lens_async(params)
+                  if lens.command and lens.command.title.startswith("≈")]
+        if titles and device in titles[0] and titles[0] != other_than:
+            return titles[0]
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
 
 
 async def _stale_lens(client: LanguageClient, lsp, uri: str) -> bool:

@@ -18,6 +18,7 @@ interface Outcome {
   device?: string | null;
   estimate_ms?: number | null;
   not_stored?: string | null;
+  summary?: string; // the server's line, with its unit formatter (20.6 µs, as the lenses write it)
 }
 
 function openclEditor(): vscode.TextEditor {
@@ -29,6 +30,7 @@ function openclEditor(): vscode.TextEditor {
 }
 
 function describe(o: Outcome): string {
+  if (o.summary) return o.summary;
   if (o.status !== "ok" || o.median_ms == null) return `${o.kernel}: ${o.status}${o.error ? ` (${o.error})` : ""}`;
   const est = o.estimate_ms != null ? `, est. ${o.estimate_ms.toPrecision(3)} ms` : "";
   const kept = o.not_stored ? ` — measurement not stored: ${o.not_stored}` : "";
