@@ -136,6 +136,7 @@ class Processes:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        self.procs.clear()  # a later session's close() must not signal a reused process id
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@
 // code-server and Chromium in their own process groups and kills them afterwards.
 //
 // usage: node drive.mjs CONFIG.json   (keys: playwright, cdp, url, file, fileName, userDataDir, artifacts,
-//                                      kernelLine, kernelColumn, budgetMs)
+//                                      kernelLine, kernelColumn, benchmarkMs, checks?: the names to run)
 // Writes ARTIFACTS/results.json: {checks: {name: {ok, detail, screenshot}}, timings, log}.
 import { createRequire } from "node:module";
 import fs from "node:fs";
@@ -35,6 +35,7 @@ async function until(what, ms, fn) {
 }
 
 async function check(name, page, run) {
+  if (cfg.checks && !cfg.checks.includes(name)) return; // a run that asks for some checks only
   const t0 = Date.now();
   try {
     const { detail, screenshot } = await run();
@@ -92,9 +93,41 @@ async function goTo(page, line, column) {
   await sleep(300);
 }
 
-/** Every code lens title on screen (one decoration per line holds that line's lenses, joined by " | "). */
+/** Every code lens title on screen (one decoration per line holds that line's lenses, joined by " | " with
+ * non-breaking spaces). */
 const lensTexts = async (page) =>
-  (await page.locator(".codelens-decoration").allTextContents()).flatMap((t) => t.split(" | ")).map((t) => t.trim());
+  (await page.locator(".codelens-decoration").allTextContents())
+    .flatMap((t) => t.replace(/\u00a0/g, " ").split(" | ")).map((t) => t.trim());
+
+/** The device the status bar names (``clperf: NAME`` or ``clperf: NAME (profile)``). */
+async function statusDevice(page) {
+  const t = (await page.locator(".statusbar-item").filter({ hasText: "clperf:" }).first().textContent()) ?? "";
+  return t.replace(/^\s*clperf:\s*/, "").replace(/\s*\(profile\)\s*$/, "").trim();
+}
+
+/** Whether `text` names `device`: in full, or cut to its first characters with "…" as lenses cut it. */
+const names = (text, device) => text.includes(device) || text.includes(device.slice(0, 12));
+
+/** Each kernel's lens line: its text, its length and whether it ends inside the editor's visible width. */
+async function lensLines(page) {
+  return page.locator(".codelens-decoration").evaluateAll((els) => els.map((e) => {
+    const guard = e.closest(".overflow-guard")?.getBoundingClientRect();
+    const scrollbar = e.closest(".monaco-editor")?.querySelector(".scrollbar.vertical")?.getBoundingClientRect();
+    const limit = Math.min(guard?.right ?? Infinity, scrollbar?.left ?? Infinity);
+    const spans = [...e.querySelectorAll("a, span")].map((a) => a.getBoundingClientRect().right);
+    const right = Math.max(e.getBoundingClientRect().left, ...spans);
+    return { text: e.textContent ?? "", chars: (e.textContent ?? "").length, right, limit, fits: right <= limit };
+  }));
+}
+
+/** The visible hover's content height and width against its scrollable box: > box means a scrollbar. */
+async function hoverOverflow(page) {
+  return page.locator(".monaco-hover-content").filter({ visible: true }).first().evaluate((el) => {
+    const box = el.closest(".monaco-scrollable-element") ?? el.parentElement;
+    return { contentHeight: el.scrollHeight, boxHeight: box.clientHeight, contentWidth: el.scrollWidth,
+             boxWidth: box.clientWidth };
+  });
+}
 
 async function main() {
   const browser = await chromium.connectOverCDP(cfg.cdp);
@@ -143,7 +176,20 @@ async function main() {
       const all = await lensTexts(page);
       return all.some((t) => /≈\s*[\d.]+\s*(ns|µs|us|ms|s)\b/.test(t)) ? all : undefined;
     });
-    return { detail: lenses.join(" | "), screenshot: await shot(page, "03-codelens.png") };
+    // one device everywhere: the estimate lenses name the device the status bar shows
+    const device = await statusDevice(page);
+    const estimates = lenses.filter((t) => t.startsWith("≈"));
+    const other = estimates.filter((t) => !names(t, device));
+    if (other.length) throw new Error(`estimate lenses not for the status bar's '${device}': ${other.join(" | ")}`);
+    // a lens that fits: each kernel's line within 90 characters and inside the editor, Benchmark included
+    const lines = await lensLines(page);
+    const over = lines.filter((l) => l.chars > 90 || !l.fits || !/Benchmark/.test(l.text));
+    if (over.length) throw new Error(`lens lines that do not fit: ${JSON.stringify(over)}`);
+    return {
+      detail: `${lenses.join(" | ")} || device: ${device} || line lengths: ${lines.map((l) => l.chars).join(", ")} ` +
+        `(right edge ${lines.map((l) => Math.round(l.right)).join(", ")} of ${Math.round(lines[0].limit)} px)`,
+      screenshot: await shot(page, "03-codelens.png"),
+    };
   });
 
   await check("hover", page, async () => {
@@ -157,9 +203,14 @@ async function main() {
       const t = (await hover.innerText()).trim();
       return /bound/i.test(t) && /ms|µs/.test(t) ? t : undefined;
     });
+    await sleep(300); // the hover's size settles after its content
+    const size = await hoverOverflow(page);
     const screenshot = await shot(page, "04-hover.png");
     await page.keyboard.press("Escape");
-    return { detail: text.replace(/\s+/g, " ").slice(0, 600), screenshot };
+    if (size.contentHeight > size.boxHeight + 1 || size.contentWidth > size.boxWidth + 1) {
+      throw new Error(`the hover needs scrolling: ${JSON.stringify(size)}`);
+    }
+    return { detail: `${text.replace(/\s+/g, " ").slice(0, 600)} || size: ${JSON.stringify(size)}`, screenshot };
   });
 
   await check("quick_fix", page, async () => {
@@ -175,6 +226,10 @@ async function main() {
       return texts.find((t) => /#pragma unroll/i.test(t));
     });
     const menu = await shot(page, "05-quickfix-menu.png");
+    const device = await statusDevice(page);
+    if (!/predicted .*faster on /.test(title) || !names(title, device)) {
+      throw new Error(`the unroll fix's predicted speedup is not for the status bar's '${device}': ${title}`);
+    }
     // The action list is driven with the keyboard (a pointer-blocking overlay catches synthetic clicks).
     const rows = page.locator(".action-widget .monaco-list-row.action");
     const texts = await rows.allTextContents();
@@ -206,6 +261,9 @@ async function main() {
     await goTo(page, cfg.kernelLine + 1, 10); // the fix added a line above the loop, not above the kernel
     const before = (await lensTexts(page)).filter((t) => /measured/.test(t));
     if (before.length) throw new Error(`a measured lens before benchmarking: ${before.join(" | ")}`);
+    const device = await statusDevice(page);
+    const firstEstimate = async () => (await lensTexts(page)).find((t) => t.startsWith("≈"));
+    const estimateBefore = await firstEstimate();
     await palette(page, "clperf: Benchmark kernel");
     let progress;
     try {
@@ -223,9 +281,20 @@ async function main() {
       return all.some((t) => /measured\s*[\d.]+\s*(ns|µs|us|ms|s)\b/.test(t)) ? all : undefined;
     });
     if (!progress) throw new Error(`no cancellable 'clperf benchmark' notification was shown (lenses: ${lenses.join(" | ")})`);
+    const result = await until("the benchmark's result notification", 30_000, async () => {
+      const toast = page.locator(".notification-toast").filter({ hasText: /clperf benchmark —/ }).first();
+      return (await toast.count()) ? (await toast.innerText()).replace(/\s+/g, " ").trim() : undefined;
+    });
+    if (!names(result, device)) throw new Error(`the benchmark result does not name '${device}': ${result}`);
+    // the stored measurement calibrates the device's estimates: the lens changes with no restart
+    const estimateAfter = await until("the estimate lens to take the measurement in", 60_000, async () => {
+      const t = await firstEstimate();
+      return t && t !== estimateBefore ? t : undefined;
+    });
     await sleep(500);
     return {
-      detail: `progress: ${progress} || lenses: ${lenses.join(" | ")}`,
+      detail: `progress: ${progress} || result: ${result} || estimate: ${estimateBefore} -> ${estimateAfter} ` +
+        `|| lenses: ${(await lensTexts(page)).join(" | ")}`,
       screenshot: await shot(page, "08-benchmark-measured.png"),
     };
   });
@@ -236,10 +305,10 @@ async function main() {
     await rows.first().waitFor({ timeout: 30_000 });
     await sleep(300);
     const labels = await rows.allTextContents();
+    const screenshot = await shot(page, "10-select-device.png"); // the current device marked, local ones first
     const input = page.locator(".quick-input-widget input.input");
     await input.fill("H200"); // the shipped profile: estimates for a device this machine does not have
     await page.locator(".quick-input-list .monaco-list-row").filter({ hasText: /H200/ }).first().waitFor();
-    const screenshot = await shot(page, "10-select-device.png");
     await page.keyboard.press("Enter");
     const status = await until("the status bar to name the H200 profile", 30_000, async () => {
       const t = await page.locator(".statusbar-item").filter({ hasText: "clperf:" }).first().textContent();
@@ -250,6 +319,36 @@ async function main() {
       return all.some((t) => /^≈.*on NVIDIA H200/.test(t)) ? all : undefined;
     });
     return { detail: `choices: ${labels.join(" | ")} || status: ${status} || lenses: ${lenses.join(" | ")}`, screenshot };
+  });
+
+  await check("select_local_device", page, async () => {
+    // back from the profile to this machine's device: estimates at once (its peaks were measured in the
+    // background on first use, with no terminal step; 01-activated.png shows that progress)
+    await palette(page, "clperf: Select target device");
+    const rows = page.locator(".quick-input-list .monaco-list-row");
+    await rows.first().waitFor({ timeout: 30_000 });
+    await sleep(300);
+    // the first row that is not a profile: the local devices come first
+    const texts = await rows.allTextContents();
+    const classes = await rows.evaluateAll((els) => els.map((e) => e.className));
+    const target = texts.findIndex((t) => !/Profile:/.test(t));
+    if (target < 0) throw new Error(`no local device among the choices: ${texts.join(" | ")}`);
+    let focused = classes.findIndex((c) => /\bfocused\b/.test(c));
+    if (focused < 0) focused = 0;
+    for (let i = focused; i < target; i++) await page.keyboard.press("ArrowDown");
+    for (let i = focused; i > target; i--) await page.keyboard.press("ArrowUp");
+    await page.keyboard.press("Enter");
+    const status = await until("the status bar to name the local device", 30_000, async () => {
+      const t = await statusDevice(page);
+      return /pthread/i.test(t) ? t : undefined;
+    });
+    const lenses = await until("estimates for the local device", 60_000, async () => {
+      const all = await lensTexts(page);
+      const est = all.filter((t) => t.startsWith("≈"));
+      return est.length >= 2 && est.every((t) => names(t, status)) ? all : undefined;
+    });
+    return { detail: `status: ${status} || lenses: ${lenses.join(" | ")}`,
+             screenshot: await shot(page, "11-local-device.png") };
   });
 
   await check("missing_clperf", page, async () => {

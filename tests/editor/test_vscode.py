@@ -1,9 +1,12 @@
 """The clperf extension in a real VS Code: code-server (pinned) with the packaged .vsix installed, driven by
 playwright-core in Debian's Chromium through what a user does — open a kernel, read the finding, the
-estimate lens and the hover, apply the unroll quick fix, benchmark on the local OpenCL device (PoCL).
+estimate lens and the hover, apply the unroll quick fix, benchmark on the local OpenCL device (PoCL), pick
+a device profile and the local device again.
 
 One editor session serves all the checks (starting VS Code costs ~20 s); each check is its own test so a
-report names what broke. Screenshots land in tests/editor/artifacts/test_vscode/ (gitignored).
+report names what broke. A second, shorter session is the install a user without a checkout makes: the
+wheel into a fresh venv outside the repository (with torch as scripts/setup.sh installs it), the .vsix,
+a folder of their own. Screenshots land in tests/editor/artifacts/test_vscode/ (gitignored).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ FOR_DOCS = {
     "07-benchmark-progress.png": "vscode-benchmark-progress.png",
     "08-benchmark-measured.png": "vscode-benchmark-measured.png",
     "10-select-device.png": "vscode-select-device.png",
+    "11-local-device.png": "vscode-local-device.png",
 }
 BENCHMARK_TIMEOUT_S = 180
 
@@ -59,8 +63,14 @@ USER_SETTINGS = {
 }
 
 
-def _run_session(tools: Any, procs: Any, tmp: Path) -> dict[str, Any]:
-    out = procs.logs
+def _run_session(tools: Any, procs: Any, tmp: Path, *, out: Path | None = None, python: Path | None = None,
+                 checks: list[str] | None = None) -> dict[str, Any]:
+    """One code-server session through drive.mjs: ``python`` (default the repository's .venv) as
+    clperf.pythonPath, results and screenshots in ``out`` (default the module's artifacts), ``checks``
+    the driver's checks to run (default all)."""
+    out = out or procs.logs
+    out.mkdir(parents=True, exist_ok=True)
+    python = python or tools.python
     for old in out.glob("*.png"):
         old.unlink()
     ws, user, exts, xdg, browser_profile = (tmp / n for n in ("ws", "user", "exts", "xdg", "chromium"))
@@ -75,12 +85,13 @@ def _run_session(tools: Any, procs: Any, tmp: Path) -> dict[str, Any]:
     # clperf.pythonPath is a machine setting: never read from a workspace; code-server, a remote, reads it
     # from its machine settings
     (user / "Machine").mkdir()
-    (user / "Machine" / "settings.json").write_text(json.dumps({"clperf.pythonPath": str(tools.python)}))
+    (user / "Machine" / "settings.json").write_text(json.dumps({"clperf.pythonPath": str(python)}))
     port = procs.free_port()
     config = tmp / "code-server.yaml"
     config.write_text(f"bind-addr: 127.0.0.1:{port}\nauth: none\ncert: false\n")
     env = procs.env(XDG_DATA_HOME=str(xdg / "data"), XDG_CONFIG_HOME=str(xdg / "config"),
                     XDG_CACHE_HOME=str(xdg / "cache"), CLPERF_HOME=str(tmp / "clperf-home"))
+    env.pop("PYTHONPATH", None)  # clperf comes from `python` alone
     dirs = ["--user-data-dir", str(user), "--extensions-dir", str(exts)]
 
     install = subprocess.run([str(tools.code_server), *dirs, "--install-extension", str(tools.vsix)],
@@ -112,6 +123,7 @@ def _run_session(tools: Any, procs: Any, tmp: Path) -> dict[str, Any]:
         "fileName": "kernels.cl", "userDataDir": str(user), "artifacts": str(out),
         "settingsFile": str(user / "Machine" / "settings.json"), "pythonWithoutClperf": NO_CLPERF_PYTHON,
         "kernelLine": KERNEL_LINE, "kernelColumn": KERNEL_COLUMN, "benchmarkMs": BENCHMARK_TIMEOUT_S * 1000,
+        **({"checks": checks} if checks else {}),
     }))
     driver = procs.start("driver", ["node", str(DRIVER), str(cfg)], env)
     try:
@@ -119,7 +131,8 @@ def _run_session(tools: Any, procs: Any, tmp: Path) -> dict[str, Any]:
     except subprocess.TimeoutExpired:
         pass  # whatever was checked so far is in results.json
     results_file = out / "results.json"
-    assert results_file.exists(), f"the driver wrote no results: {(out / 'driver.log').read_text()[-3000:]}"
+    driver_log = (procs.logs / "driver.log").read_text()[-3000:]
+    assert results_file.exists(), f"the driver wrote no results: {driver_log}"
     results: dict[str, Any] = json.loads(results_file.read_text())
     shutil.copy(ws / "kernels.cl", out / "kernels.after.cl")
     return results
@@ -165,7 +178,14 @@ def test_finding_appears_in_problems_panel(session: dict[str, Any]) -> None:
 
 
 def test_code_lens_shows_estimate(session: dict[str, Any]) -> None:
-    assert "≈" in _check(session, "code_lens")
+    # the driver checks that the estimates name the status bar's device and each lens line fits
+    detail = _check(session, "code_lens")
+    assert "≈" in detail and "pthread" in detail.split("|| device:")[1].lower(), detail
+
+
+def test_hover_fits_without_scrolling(session: dict[str, Any]) -> None:
+    detail = _check(session, "hover")  # the driver fails the check when the hover's content overflows it
+    assert "contentHeight" in detail, detail
 
 
 def test_hover_shows_breakdown(session: dict[str, Any]) -> None:
@@ -180,12 +200,22 @@ def test_benchmark_on_pocl_shows_measured_time(session: dict[str, Any]) -> None:
     detail = _check(session, "benchmark")
     assert "measured" in detail and "pthread" in detail.lower(), detail  # PoCL's CPU device is "pthread-…"
     assert "[cancel buttons: 1]" in detail, f"the progress notification is not cancellable: {detail}"
+    # the stored measurement calibrates the estimate, which the lens shows with no restart
+    before, after = detail.split("|| estimate: ")[1].split(" ||")[0].split(" -> ")
+    assert before.startswith("≈") and after.startswith("≈") and before != after, detail
 
 
 def test_select_device_retargets_estimates(session: dict[str, Any]) -> None:
     detail = _check(session, "select_device")
     choices = detail.split("||")[0]
     assert "NVIDIA H200" in choices and "pthread" in choices.lower(), detail  # profiles beside local devices
+    assert "current" in choices.split("|")[0], detail  # the picker marks the current device
+
+
+def test_selecting_the_local_device_gives_estimates(session: dict[str, Any]) -> None:
+    # its peaks measured in the background on first use, in a fresh CLPERF_HOME: no terminal step
+    detail = _check(session, "select_local_device")
+    assert "pthread" in detail.split("||")[0].lower() and "≈" in detail, detail
 
 
 def test_missing_clperf_gives_install_advice(session: dict[str, Any]) -> None:
@@ -195,3 +225,59 @@ def test_missing_clperf_gives_install_advice(session: dict[str, Any]) -> None:
     detail = _check(session, "missing_clperf")
     assert "pip install -e" in detail and NO_CLPERF_PYTHON in detail, detail
     assert "status bar shows an error: true" in detail, detail
+
+
+ROOT = Path(__file__).resolve().parents[2]
+INSTALL_TIMEOUT_S = 600  # the wheel (seconds), a venv with torch's CPU build (~30 s from a local wheel)
+
+
+def _torch_requirement(python: Path) -> str:
+    """torch as scripts/setup.sh installs it (the CPU build, pinned): the version the .venv has."""
+    version = subprocess.run([str(python), "-c", "import torch; print(torch.__version__.split('+')[0])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    return f"torch=={version}"
+
+
+def _fresh_install(tools: Any, tmp: Path) -> Path:
+    """The wheel built from this checkout, installed with its dependencies into a new venv outside it;
+    its Python, which imports clperf from the venv and not from the checkout."""
+    wheels, venv = tmp / "wheels", tmp / "venv"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+    def run(*cmd: str) -> str:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp,
+                              timeout=INSTALL_TIMEOUT_S)
+        assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+        return proc.stdout
+
+    run(str(tools.python), "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT))
+    run(str(tools.python), "-m", "venv", str(venv))
+    pip = str(venv / "bin" / "pip")
+    run(pip, "install", "-q", _torch_requirement(tools.python))
+    run(pip, "install", "-q", *map(str, wheels.glob("clperf-*.whl")))
+    python = venv / "bin" / "python"
+    where = run(str(python), "-P", "-c", "import clperf; print(clperf.__file__)").strip()
+    assert where.startswith(str(venv)), f"clperf is imported from {where}, not from the fresh venv"
+    return python
+
+
+@pytest.fixture(scope="module")
+def installed_session(editor_tools: Any, processes: Any, session: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """After the main session (one code-server at a time): the wheel + .vsix install without a checkout,
+    a folder outside the repository, the activation and the estimate lens."""
+    with tempfile.TemporaryDirectory(prefix="clperf-install-") as tmp:
+        assert not Path(tmp).resolve().is_relative_to(ROOT)
+        try:
+            python = _fresh_install(editor_tools, Path(tmp))
+            results = _run_session(editor_tools, processes, Path(tmp), out=processes.logs / "install",
+                                   python=python, checks=["activation", "code_lens"])
+        finally:
+            processes.close()
+    results["python"] = str(python)
+    yield results
+
+
+def test_wheel_and_vsix_install_without_a_checkout(installed_session: dict[str, Any]) -> None:
+    detail = _check(installed_session, "activation")
+    assert installed_session["python"] in detail, detail  # the fresh venv's server, not the checkout's
+    assert "≈" in _check(installed_session, "code_lens")
