@@ -97,14 +97,17 @@ class KernelInputs:
 
 
 def _given(b: BufferPlan, array: np.ndarray) -> np.ndarray:
-    """The caller's array for buffer ``b``, checked and laid out as a ``file:`` fill's array is."""
+    """The caller's array for buffer ``b``, checked and laid out as a ``file:`` fill's array is. A flat array
+    of a vector buffer's scalars takes its rows; a plain array exactly the size of a struct buffer is its
+    structs' bytes, as a host program copies them."""
     a = np.asarray(array)
     widths = {b.et.lanes, b.et.declared or b.et.lanes}  # a float3's 4 lanes, or the 3 it declares
     width = next((w for w in sorted(widths) if a.ndim == 1 and a.size == b.length * w), None)
     if b.et.dtype.names is None and b.et.lanes > 1 and width is not None:
         a = a.reshape(b.length, width)
-    elif _packed_of(b.et.dtype, a.dtype) and a.ndim == 1 and a.nbytes == b.length * b.et.dtype.itemsize:
-        a = np.ascontiguousarray(a).view(b.et.dtype)  # a host's flat array of the struct's scalars
+    elif b.et.dtype.names is not None and a.dtype.names is None and a.ndim == 1 \
+            and a.nbytes == b.length * b.et.dtype.itemsize:
+        a = np.ascontiguousarray(a).view(b.et.dtype)  # a host's array holding the structs' bytes
     name = b.param.name
     as_file = replace(b, fill=Fill("file", path=name), fields=())
     try:
@@ -112,11 +115,3 @@ def _given(b: BufferPlan, array: np.ndarray) -> np.ndarray:
     except ScenarioError as e:
         raise ScenarioError(str(e).replace(f"--fill {name}=file:{name}", f"data[{name!r}]")) from e
 
-
-def _packed_of(struct: np.dtype, scalar: np.dtype) -> bool:
-    """Whether ``struct`` is fields of ``scalar`` (scalars or arrays of it) with no padding: its bytes are
-    those of a flat array of ``scalar``."""
-    if struct.names is None or scalar.names is not None:
-        return False
-    fields = [struct.fields[n][0] for n in struct.names]  # type: ignore[index]
-    return all(f.base == scalar for f in fields) and sum(f.itemsize for f in fields) == struct.itemsize

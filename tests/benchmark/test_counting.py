@@ -249,7 +249,7 @@ for.body:                                         ; preds = %for.body, %entry
 
 
 STRUCTS = """
-typedef struct { float x, y, z, w; } point;
+typedef struct { float x, y, z; uchar w; } point;
 __kernel void weigh(__global const point* p, __global const float3* shift, __global float* out, int n) {
     int i = get_global_id(0);
     float s = 0.0f;
@@ -261,11 +261,13 @@ __kernel void weigh(__global const point* p, __global const float3* shift, __glo
 
 
 def test_a_hosts_flat_arrays_fill_struct_and_float3_buffers(plugin, store):
-    # a host program's flat float arrays: four floats per struct, a float3 allocated as its three floats
+    # a host program's arrays: the structs' bytes (three floats and a byte, padded to 16), a float3
+    # allocated as its three floats
     pts = np.zeros((256, 4), np.float32)
-    pts[:, 3] = np.arange(256) % 7
+    w = pts.view(np.uint8)[:, 12]
+    w[:] = np.arange(256) % 7
     sc = Scenario((256,), (64,), {"p": 256, "shift": 1, "out": 256, "n": 256})
     c = counting.count(STRUCTS, "weigh", sc, data={"p": pts.ravel(), "shift": np.ones(3, np.float32)},
                        store=store)
     assert c is not None and not c.errors
-    assert trips(STRUCTS, "weigh", c) == {0: pytest.approx(pts[:, 3].mean())}
+    assert trips(STRUCTS, "weigh", c) == {0: pytest.approx(w.mean())}
