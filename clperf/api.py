@@ -31,6 +31,7 @@ import numpy as np
 
 from clperf.benchmark import counting, devices, pocl_code, runner
 from clperf.benchmark.counting import Counts
+from clperf.benchmark.counting.store import CountStore
 from clperf.benchmark.timing import Policy
 from clperf.core import frontend, store
 from clperf.core.buildopts import find_config, gather_build_options, read_config, resolve_build_options
@@ -255,13 +256,15 @@ class Workspace:
     # ---- the counting run -----------------------------------------------------------------------------
 
     def count(self, text: str, path: Path | None, kernel: KernelReport, scenario: Scenario, *,
-              data: Mapping[str, np.ndarray] | None = None, budget_s: float = 8.0) -> Counts | None:
+              data: Mapping[str, np.ndarray] | None = None, budget_s: float = 8.0,
+              store: CountStore | None = None) -> Counts | None:
         """A counting run of the launch (``clperf.benchmark.counting``): the kernel interpreted by Oclgrind
         on a sample of its work-groups with the scenario's data (or ``data``: buffer name -> array), for
         exact block counts; None (the reason in the log) when it cannot be made. It never reaches the OS
-        (an interpreter in an isolated child), and is cached per kernel, scenario and data."""
+        (an interpreter in an isolated child), and is cached per kernel, scenario and data (in ``store``,
+        by default the per-user cache)."""
         return counting.count(text, kernel.name, scenario, build_options=self.build_options, data=data,
-                              budget_s=budget_s, path=path)
+                              budget_s=budget_s, path=path, store=store)
 
     @staticmethod
     def memory(kernel: KernelReport, scenario: Scenario, device: Device,

@@ -18,7 +18,7 @@ from clperf.core import units
 from clperf.core.errors import InputError
 from clperf.predictor.model.estimate import COUNTED_MODEL
 from clperf.predictor.model.speedup import own_code
-from clperf.predictor.training import datasets, devset
+from clperf.predictor.training import datasets, devset, devset_cluster
 from clperf.predictor.training.config import TrainConfig
 
 
@@ -87,6 +87,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
                    help="with --devset: also predict each launch from a counting run with its exact data")
     e.add_argument("--count-budget", type=float, default=8.0, metavar="SECONDS",
                    help="with --counting: time for each launch's counting run (default 8)")
+    e.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="with --devset: predict each launch (with --counting its counting run too) as a CPU "
+                        "task on a Ray cluster (pip install 'clperf[cluster]'): ADDRESS of its head "
+                        "(host:6379), 'auto' for the one `ray start` runs here, nothing for a new local one; "
+                        "write --ray=ADDRESS or put it after the other flags")
     e.add_argument("--device", "-d", default="h200",
                    help="with --devset: the device the dev set's times were measured on (default h200)")
     e.add_argument("--model", type=Path, default=None, help="model folder (default: the shipped model)")
@@ -180,6 +185,8 @@ def _evaluate(ns: argparse.Namespace) -> int:
         return _evaluate_devset(ns)
     if not ns.data:
         raise InputError("clperf evaluate needs --data DATASET ... or --devset [DIR]")
+    if ns.ray is not None:
+        raise InputError("clperf evaluate --ray: only with --devset (the held-out split is evaluated here)")
     datasets.expand_data(ns.data)  # a clear error for a missing dataset or an empty folder
     from clperf.predictor.training import evaluate  # torch, as for train
 
@@ -202,8 +209,13 @@ def _evaluate_devset(ns: argparse.Namespace) -> int:
         import os
 
         os.environ["CLPERF_MODEL_DIR"] = str(ns.model)
-    launches = devset.predict_all(folder, ns.device, progress=not ns.json, counting=ns.counting,
-                                  budget_s=ns.count_budget)
+    if ns.ray is not None:
+        launches = devset_cluster.predict_all_on_ray(folder, ns.device, counting=ns.counting,
+                                                     budget_s=ns.count_budget, address=ns.ray,
+                                                     progress=not ns.json)
+    else:
+        launches = devset.predict_all(folder, ns.device, progress=not ns.json, counting=ns.counting,
+                                      budget_s=ns.count_budget)
     summary = devset.summarise(launches)
     if ns.json:
         json.dump(summary, sys.stdout, indent=2)

@@ -35,9 +35,10 @@ import numpy as np
 
 from clperf.api import Workspace, select_device
 from clperf.benchmark.counting import Counts
+from clperf.benchmark.counting.store import CountStore
 from clperf.core.argtypes import kernel_args
 from clperf.core.errors import ClperfError, InputError
-from clperf.core.records import Param, Scenario, type_size
+from clperf.core.records import Device, Param, Scenario, type_size
 from clperf.predictor.analysis.pipeline import analyze_text
 
 LONG_MS = 0.2  # launches at least this long are reported on their own: the ones users most want faster
@@ -139,55 +140,79 @@ def launch_data(measure: ModuleType, spec: dict[str, Any], seed: int = HARNESS_S
             for a in spec["args"] if a["kind"] == "buffer"}
 
 
+@dataclass(frozen=True)
+class Setup:
+    """What every launch of a dev set is predicted with: the same for each spec, in a plain run and in
+    each Ray task (``devset_cluster``)."""
+
+    folder: Path
+    device: Device
+    models: tuple[str, ...] = ("auto", "roofline")
+    counting: bool = False
+    budget_s: float = 8.0
+
+
+def measured_specs(folder: Path) -> list[tuple[dict[str, Any], float]]:
+    """The specs with a measured time, in ``specs.json`` order, each with its time."""
+    specs = json.loads((folder / "specs.json").read_text(encoding="utf-8"))
+    truth = load_truth(folder)
+    return [(spec, truth[spec["id"]]) for spec in specs if spec["id"] in truth]
+
+
 def predict_all(folder: Path, device_name: str = "h200", models: Sequence[str] = ("auto", "roofline"),
                 progress: bool = True, counting: bool = False, budget_s: float = 8.0) -> list[Launch]:
     """Predict every spec with a measured time; a spec that cannot be predicted keeps its reason. With
     ``counting``, each launch is also counted with its data (``budget_s`` each) and predicted again."""
-    specs = json.loads((folder / "specs.json").read_text(encoding="utf-8"))
-    truth = load_truth(folder)
-    device = select_device(device_name)
-    root = folder / "kernels"
+    todo = measured_specs(folder)
+    setup = Setup(folder, select_device(device_name), tuple(models), counting, budget_s)
     measure = harness(folder) if counting else None
     reports: dict[tuple[str, str], Any] = {}
     out: list[Launch] = []
-    for i, spec in enumerate(specs):
-        sid = spec["id"]
-        if sid not in truth:
-            continue
-        bench, size = _benchmark(sid)
-        opts = build_options(spec, root)
-        path = root / spec["file"]
-        predicted: dict[str, float] = {}
-        problem = None
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-            key = (spec["file"], opts)
-            if key not in reports:
-                reports[key] = analyze_text(text, path, opts)
-            kernel = next((k for k in reports[key].kernels if k.name == spec["kernel"]), None)
-            if kernel is None or not getattr(kernel, "analyzed", True):
-                raise InputError(f"kernel {spec['kernel']} does not compile")
-            scenario = scenario_of(spec, kernel.params, _element_bytes(text, path, opts, spec["kernel"]))
-            ws = Workspace(build_options=opts)
-            variants: dict[str, tuple[Counts | None, bool]] = {"": (None, False)}
-            if measure is not None:
-                counts = ws.count(text, path, kernel, scenario, data=launch_data(measure, spec),
-                                  budget_s=budget_s)
-                if counts is not None:  # its trip counts, then also its trace through the caches
-                    variants.update({"+counts": (counts, False), "+caches": (counts, True)})
-            for suffix, (counts, caches) in variants.items():
-                for m in models:  # no counting of PoCL's own code: the dev set's device is a GPU
-                    est = ws.estimate(kernel, scenario, device, text, use_cache=False, use_model=m == "auto",
-                                      calibrate=False, counts=counts, caches=caches)
-                    predicted[("roofline" if m == "roofline" else "model") + suffix] = est.time_ms
-        except (ClperfError, OSError, ValueError, KeyError) as e:
-            problem = f"{type(e).__name__}: {e}"
-        out.append(Launch(sid, bench, size, truth[sid], predicted, problem))
+    for i, (spec, measured_ms) in enumerate(todo):
+        out.append(predict_one(setup, spec, measured_ms, measure, reports))
         if progress and sys.stderr.isatty():
-            print(f"\r{i + 1}/{len(specs)} {sid[:60]:<60}", end="", file=sys.stderr, flush=True)
+            print(f"\r{i + 1}/{len(todo)} {spec['id'][:60]:<60}", end="", file=sys.stderr, flush=True)
     if progress and sys.stderr.isatty():
         print(file=sys.stderr)
     return out
+
+
+def predict_one(setup: Setup, spec: dict[str, Any], measured_ms: float, measure: ModuleType | None,
+                reports: dict[tuple[str, str], Any], store: CountStore | None = None) -> Launch:
+    """One launch predicted by every model, statically and (with ``measure``, the dev set's harness) from
+    its counting run; ``reports`` keeps each file's analysis for the next spec of it, ``store`` is where
+    counting runs are cached (default: the per-user cache). A spec that cannot be predicted keeps why."""
+    sid = spec["id"]
+    bench, size = _benchmark(sid)
+    root = setup.folder / "kernels"
+    opts = build_options(spec, root)
+    path = root / spec["file"]
+    predicted: dict[str, float] = {}
+    problem = None
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        key = (spec["file"], opts)
+        if key not in reports:
+            reports[key] = analyze_text(text, path, opts)
+        kernel = next((k for k in reports[key].kernels if k.name == spec["kernel"]), None)
+        if kernel is None or not getattr(kernel, "analyzed", True):
+            raise InputError(f"kernel {spec['kernel']} does not compile")
+        scenario = scenario_of(spec, kernel.params, _element_bytes(text, path, opts, spec["kernel"]))
+        ws = Workspace(build_options=opts)
+        variants: dict[str, tuple[Counts | None, bool]] = {"": (None, False)}
+        if measure is not None:
+            counts = ws.count(text, path, kernel, scenario, data=launch_data(measure, spec),
+                              budget_s=setup.budget_s, store=store)
+            if counts is not None:  # its trip counts, then also its trace through the caches
+                variants.update({"+counts": (counts, False), "+caches": (counts, True)})
+        for suffix, (counts, caches) in variants.items():
+            for m in setup.models:  # no counting of PoCL's own code: the dev set's device is a GPU
+                est = ws.estimate(kernel, scenario, setup.device, text, use_cache=False,
+                                  use_model=m == "auto", calibrate=False, counts=counts, caches=caches)
+                predicted[("roofline" if m == "roofline" else "model") + suffix] = est.time_ms
+    except (ClperfError, OSError, ValueError, KeyError) as e:
+        problem = f"{type(e).__name__}: {e}"
+    return Launch(sid, bench, size, measured_ms, predicted, problem)
 
 
 def metrics(pairs: Iterable[tuple[float, float]]) -> dict[str, float | int | None]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from clperf.core.records import Param
-from clperf.predictor.training import devset
+from clperf.predictor.training import devset, devset_cluster
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -82,3 +84,96 @@ def test_buffer_lengths_count_the_kernels_own_elements() -> None:
               Param("out", "float", "global", True, False), Param("n", "int", "private", False, False))
     sc = devset.scenario_of(spec, params, {"pts": 16})
     assert sc.args == {"pts": 1024, "shift": 1, "out": 64, "n": 64}
+
+
+# the dev set's harness as ``devset.launch_data`` asks it for buffers: a seeded draw per buffer argument
+TINY_HARNESS = """
+import numpy as np
+
+DTYPES = {"float32": np.float32, "int32": np.int32}
+
+
+def make_host(rng, a, dt, shared=None):
+    n = int(a["count"])
+    return np.zeros(n, dt) if a.get("fill") == "zeros" else rng.random(n).astype(dt)
+"""
+
+
+def _tiny_counting_devset(folder: Path) -> Path:
+    """Three blur launches small enough that every work-group is counted well within the budget (so two
+    runs count the same groups), with measured times and a harness for their data."""
+    (folder / "kernels").mkdir(parents=True)
+    (folder / "kernels" / "stencil.cl").write_text((EXAMPLES / "stencil.cl").read_text())
+    specs = []
+    for variant, side in (("base", 256), ("small", 128), ("wide", 192)):
+        n = side * side
+        specs.append({"id": f"demo-blur-{variant}/blur5/s{side}", "file": "stencil.cl", "kernel": "blur5",
+                      "build_options": "", "global": [side, side], "local": [16, 16], "args": [
+                          {"name": "in", "kind": "buffer", "dtype": "float32", "count": n, "fill": "random"},
+                          {"name": "out", "kind": "buffer", "dtype": "float32", "count": n, "fill": "zeros"},
+                          {"name": "w", "kind": "scalar", "dtype": "int32", "value": side},
+                          {"name": "h", "kind": "scalar", "dtype": "int32", "value": side}]})
+    (folder / "specs.json").write_text(json.dumps(specs))
+    (folder / "truth.jsonl").write_text("".join(
+        json.dumps({"id": s["id"], "status": "ok", "median_ms": 0.004 * (i + 1)}) + "\n"
+        for i, s in enumerate(specs)))
+    (folder / "measure.py").write_text(TINY_HARNESS)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def ray_address(tmp_path_factory: pytest.TempPathFactory):
+    """A local Ray cluster on 127.0.0.1 with two CPUs, whose workers keep their counting cache in a home
+    of their own (so what the driver's cache holds afterwards, the driver stored)."""
+    ray = pytest.importorskip("ray")
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # keep the loopback node address
+    home = os.environ.get("CLPERF_HOME")
+    os.environ["CLPERF_HOME"] = str(tmp_path_factory.mktemp("workers-home"))
+    try:
+        ctx = ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
+    finally:
+        if home is None:
+            os.environ.pop("CLPERF_HOME")
+        else:
+            os.environ["CLPERF_HOME"] = home
+    yield ctx.address_info["gcs_address"]
+    ray.shutdown()
+
+
+def _evaluate_json(folder: Path, home: Path, *extra: str) -> dict:
+    env = {**os.environ, "CLPERF_HOME": str(home), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    env.pop("CLPERF_CACHE_DIR", None)
+    proc = subprocess.run([sys.executable, "-m", "clperf", "evaluate", "--devset", str(folder), "--counting",
+                           "--count-budget", "20", "--json", *extra], capture_output=True, text=True,
+                          timeout=400, check=False, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _traces(home: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_mtime_ns for p in (home / "counting").glob("*.npy")}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("oclgrind") is None, reason="the counting run needs Oclgrind")
+def test_counting_on_ray_gives_the_plain_runs_summary_and_fills_the_drivers_cache(
+        ray_address: str, tmp_path: Path) -> None:
+    folder = _tiny_counting_devset(tmp_path / "devset")
+    plain = _evaluate_json(folder, tmp_path / "plain-home")
+    assert plain["launches"] == 3 and plain["unpredicted"] == []
+    assert plain["models"]["model+counts"]["all"]["n"] == 3  # every launch was counted
+    driver = tmp_path / "driver-home"
+    assert _evaluate_json(folder, driver, f"--ray={ray_address}") == plain
+    # the workers counted (in their own home) and the driver stored every run they sent back
+    stored = _traces(driver)
+    assert len(stored) == 3
+    assert _evaluate_json(folder, driver) == plain  # a plain run now counts nothing again
+    assert _traces(driver) == stored
+
+
+@pytest.mark.slow
+def test_launches_on_ray_come_back_in_the_plain_runs_order(ray_address: str, tmp_path: Path) -> None:
+    folder = _tiny_counting_devset(tmp_path / "devset")
+    models = ("roofline",)
+    assert devset_cluster.predict_all_on_ray(folder, models=models, address=ray_address, progress=False) \
+        == devset.predict_all(folder, models=models, progress=False)
