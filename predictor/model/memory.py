@@ -94,6 +94,7 @@ class MemoryTraffic:
     group_lines: float  # mean distinct cache lines one work-group touches
     shared_lines: float  # share of a traced group's lines that another traced group also touches
     notes: tuple[str, ...] = ()
+    longest_item_loads: int = 0  # global and constant loads of the traced work-item that makes the most
 
 
 def _rank(x: np.ndarray) -> np.ndarray:
@@ -358,6 +359,17 @@ def _lines(s: _Stream, sectors_per_line: int, groups: int) -> tuple[float, float
     return len(lines) / groups, float(runs[runs > 1].sum() / len(lines))
 
 
+def longest_item(trace: np.ndarray) -> int:
+    """The global and constant loads of the traced work-item that makes the most: a warp, and a launch of
+    one wave, waits for the longest chain. 0 without loads in the trace."""
+    m = ((trace["space"] == GLOBAL) | (trace["space"] == CONSTANT)) & (trace["kind"] == LOAD) \
+        & (trace["item"] != NO_ITEM)
+    if not m.any():
+        return 0
+    _, per_item = np.unique(_key(trace["group"][m], trace["item"][m]), return_counts=True)
+    return int(per_item.max())
+
+
 def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, groups_per_sm: int, sms: int,
                    local_bytes_per_group: int = 0, traced_groups: int | None = None) -> MemoryTraffic:
     """The launch's traffic at each level of the memory hierarchy, from the traced groups' accesses.
@@ -394,4 +406,4 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
     return MemoryTraffic(float(t["size"].sum()) * scale, len(s.sector) * scale * sec,
                          (len(s.sector) - float(l1_hit.sum())) * scale * sec, dram * sec, local_bytes,
                          float(unique.sum()) * sec, len(s.sector) / s.requests, banks, group_lines, shared,
-                         tuple(notes))
+                         tuple(notes), longest_item(trace))

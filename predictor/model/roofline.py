@@ -81,6 +81,7 @@ class Traffic:
     fp64_ops: float = 0.0  # double-precision instructions (also in flops)
     special_ops: float = 0.0  # special-function results: exp, sqrt, sin, divisions... (also in flops)
     global_loads: float = 0.0  # executions of global and constant load instructions, all work-items
+    longest_item: float = 1.0  # the longest work-item's chain over the mean one's (a counting run's trace)
 
     @property
     def effective_bytes(self) -> float:
@@ -102,10 +103,13 @@ class Roofline:
 
 def with_memory(t: Traffic, memory: MemoryTraffic) -> Traffic:
     """``t`` with the bytes a trace of the launch gives (``memory.memory_traffic``): the sectors the warps'
-    requests touch as what the memory system sees, what misses L2 as DRAM traffic, and __local traffic
-    stretched by its bank conflicts; the operation counts stay."""
+    requests touch as what the memory system sees, what misses L2 as DRAM traffic, __local traffic
+    stretched by its bank conflicts, and the longest traced work-item's loads over the launch's mean
+    (work-items, and whole groups, that load nothing count in the mean); the operation counts stay."""
+    mean = t.global_loads / t.work_items if t.work_items else 0.0
     return replace(t, issued_bytes=memory.l1_bytes, dram_bytes=memory.dram_bytes,
-                   local_bytes=memory.local_bytes * max(1.0, memory.bank_conflict_factor))
+                   local_bytes=memory.local_bytes * max(1.0, memory.bank_conflict_factor),
+                   longest_item=max(1.0, memory.longest_item_loads / mean) if mean > 0 else 1.0)
 
 
 def _stride_elems(access: AccessLike, args: Mapping[str, int | float]) -> float | None:
@@ -243,11 +247,15 @@ LOAD_CHAIN_NS = 40.0
 
 def chain_ms(t: Traffic, device: Device) -> tuple[float, float]:
     """The latency bound of a GPU launch (see CHAIN_FACTOR): the chain of its operations and the chain of
-    its loads; (0, 0) on other devices, whose roofline was calibrated without them."""
+    its loads, the last wave stretched to the longest work-item's (``Traffic.longest_item``, known from a
+    counting run's trace); (0, 0) on other devices, whose roofline was calibrated without them."""
     if device.type != "gpu" or not t.work_items:
         return 0.0, 0.0
-    loads_ms = _waves(t, device) * t.global_loads / t.work_items * LOAD_CHAIN_NS * 1e-6
-    return CHAIN_FACTOR * serial_ms(t, device), loads_ms
+    waves = _waves(t, device)
+    # groups start as others end: every wave but the last takes the mean chain, the last the longest
+    stretch = (waves - 1 + max(1.0, t.longest_item)) / waves
+    loads_ms = waves * t.global_loads / t.work_items * LOAD_CHAIN_NS * 1e-6
+    return CHAIN_FACTOR * serial_ms(t, device) * stretch, loads_ms * stretch
 
 
 def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, floor_ms: float,

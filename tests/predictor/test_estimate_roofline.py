@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from clperf.core.errors import DeviceError
 from clperf.core.records import Device
 from clperf.predictor.model import profiles
 from clperf.predictor.model import roofline as rl
+from clperf.predictor.model.memory import MemoryTraffic
 
 GPU = Device("Test GPU", "Test", "gpu", 100, 2000, 49152, 1024, "1", peak_bandwidth_gbs=1000.0,
              peak_gflops=50000.0)
@@ -105,3 +108,18 @@ def test_the_chain_grows_by_waves_and_is_charged_on_gpus_only() -> None:
                  peak_gflops=500.0)
     assert rl.chain_ms(one, cpu) == (0.0, 0.0)
     assert rl.roofline(one, cpu, 50.0, 500.0, 0.0).chain_ms == 0.0
+
+
+def test_the_last_wave_waits_for_the_longest_work_item() -> None:
+    resident = GPU.compute_units * rl.RESIDENT_ITEMS["gpu"]
+    even = rl.Traffic(3 * resident, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, global_loads=3 * resident * 100.0)
+    uneven = replace(even, longest_item=4.0)
+    # three waves: two at the mean work-item's chain, the last at the longest one's (4x)
+    assert rl.chain_ms(uneven, GPU)[1] == pytest.approx(rl.chain_ms(even, GPU)[1] * (2 + 4) / 3)
+
+
+def test_a_trace_gives_the_longest_work_item_over_the_launchs_mean() -> None:
+    # 64 work-items making 50 loads on average; the trace's longest made 100
+    t = rl.Traffic(64, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, global_loads=64 * 50.0)
+    seen = MemoryTraffic(0, 0, 0, 0, 0, 0, 0, 1.0, 0, 0, longest_item_loads=100)
+    assert rl.with_memory(t, seen).longest_item == pytest.approx(2.0)

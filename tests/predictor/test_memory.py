@@ -291,3 +291,16 @@ def test_traffic_against_the_h200s_counters(kernel, n):
     # DRAM within 25%, except the naive product past L2: the hardware keeps more of it than the running
     # groups' working set suggests (model 18.3 GB, counters 10.3 GB: within 1.8x)
     assert out.dram_bytes == pytest.approx(dram, rel=0.8 if (kernel, n) == ("naive", 4096) else 0.25)
+
+
+# --- the longest work-item: a warp, and a launch of one wave, waits for its longest chain
+
+def test_the_longest_work_item_is_the_one_with_the_most_loads():
+    # the first 32 work-items of a group walk a row of 100 loads, the others none (a loop bound the data
+    # sets) and store once
+    items, steps = np.meshgrid(np.arange(32), np.arange(100), indexing="ij")
+    rows = trace(item=items.ravel(), seq=steps.ravel(), offset=4 * (100 * items + steps).ravel())
+    t = np.concatenate([rows, trace(item=np.arange(64), seq=100, kind=STORE, buffer=1)])
+    assert memory.longest_item(t) == 100
+    assert memory.memory_traffic(t, 1, MEM, groups_per_sm=1, sms=132).longest_item_loads == 100
+    assert memory.longest_item(trace(item=np.arange(64), kind=STORE)) == 0  # no loads to tell by
