@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -194,6 +195,8 @@ def run(data: Sequence[Path], model_dir: Path | None, report_dir: Path, *, progr
             ape = np.abs(np.exp(logr[m] - np.clip(ex.y[test][m], -50, 50)) - 1.0)
             per_family[f][model_name] = {"mape": float(ape.mean()), "median_ape": float(np.median(ape))}
     out = {"model": {"name": name, "version": meta.get("version")}, "data": [str(p) for p in data],
+           "written": {"date": time.strftime("%Y-%m-%d"), "commit": _commit(),
+                       "devices": sorted({str(d) for d in devices})},
            "counts": {"train": int(len(train)), "test": int(len(test)),
                       "test_families": list(split.test_families), "test_generated_kernels":
                           len(split.test_kernels)},
@@ -274,12 +277,24 @@ def _targets(out: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _commit() -> str:
+    """The checkout's commit, when clperf runs from one (else empty)."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).parent, timeout=5, check=False)
+    except OSError:
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
 def render(out: dict[str, Any], meta: dict[str, Any]) -> str:
+    w = out.get("written", {})
     lines = [
         "# Predictor evaluation",
         "",
-        f"Model `{out['model']['name']}` version `{out['model']['version']}`, written by `clperf evaluate` "
-        f"from {', '.join(f'`{d}`' for d in out['data'])}.",
+        f"Model `{out['model']['name']}` version `{out['model']['version']}`, written by "
+        f"`clperf evaluate --data {' '.join(out['data'])}` on {w.get('date', 'an unknown date')}, "
+        f"commit `{w.get('commit') or 'unknown'}`, for {', '.join(w.get('devices', [])) or 'its devices'}.",
         "",
         f"Held out (never trained on): {len(out['counts']['test_families'])} hand-written families "
         f"({', '.join(out['counts']['test_families']) or 'none'}) and "

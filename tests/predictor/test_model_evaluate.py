@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -25,3 +28,11 @@ def test_metrics_reward_the_right_order_and_punish_the_reverse() -> None:
 def test_pairs_within_the_noise_are_not_counted() -> None:
     good, total = evaluate.pairwise(np.asarray([2.0, 1.0]), np.asarray([1.0, 1.02]), np.random.default_rng(0))
     assert total == 0 and good == 0
+
+
+def test_the_report_says_when_where_and_how_it_was_written() -> None:
+    out = json.loads((Path(__file__).resolve().parents[2] / "reports" / "evaluation.json").read_text())
+    out["written"] = {"date": "2026-12-02", "commit": "abc1234", "devices": ["NVIDIA H200"]}
+    head = evaluate.render(out, {}).splitlines()[2]
+    assert "`clperf evaluate --data data/h200 data/h200-large`" in head
+    assert "on 2026-12-02, commit `abc1234`, for NVIDIA H200" in head
