@@ -283,7 +283,7 @@ class _Collector:
         s.tasks_done += 1
         if error is not None:
             s.tasks_failed += 1
-            why = f"not run: its Ray task failed twice ({_first_line(error)})"
+            why = f"not run: its Ray task failed twice ({task_failure(error)})"
             for key, (k, v) in shard.todo.items():
                 if key not in self.written:
                     self.write(shard, variant_record(k, v, key, self.device, "crash", why))
@@ -291,9 +291,14 @@ class _Collector:
         self.emit("task", {"tasks": s.tasks, "done": s.tasks_done, "failed": s.tasks_failed})
 
 
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return (text[0] if text else type(e).__name__)[:300]
+def task_failure(e: BaseException) -> str:
+    """The cause of a Ray task's failure in one line: the worker's exception where Ray wraps one, else the
+    last line of the traceback it reports."""
+    cause = getattr(e, "cause", None)
+    if isinstance(cause, BaseException) and str(cause).strip():
+        return f"{type(cause).__name__}: {str(cause).strip().splitlines()[0]}"[:300]
+    text = [line for line in str(e).strip().splitlines() if line.strip()]
+    return (text[-1] if text else type(e).__name__)[:300]
 
 
 def _collect(running: dict[Any, _Shard], out: Path, written: set[str], device: Device,

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from clperf.benchmark.cluster import connect
+from clperf.benchmark.cluster import connect, task_failure
 from clperf.benchmark.progress import Progress
 from clperf.core.errors import ClperfError, InputError
 from clperf.predictor.model import network
@@ -122,7 +122,7 @@ def _collect(running: dict[Any, int], members: int, seed: int, emit: Event) -> l
                 _cancel(running)
                 where = f" on {nodes[i]}" if i in nodes else ""
                 raise ClperfError(f"ensemble member {i + 1} of {members} (seed {seed + i}) failed twice on "
-                                  f"the Ray cluster{where}: {_first_line(e)}; no model written") from e
+                                  f"the Ray cluster{where}: {task_failure(e)}; no model written") from e
             if item["type"] == "start":
                 nodes[i] = item["node"]
                 emit("member-start", {"member": i, "seed": seed + i, "pid": item["pid"],
@@ -143,15 +143,6 @@ def _cancel(running: dict[Any, int]) -> None:
             ray.cancel(gen, force=True)
         except (TypeError, ValueError, ray.exceptions.RayError):  # already ended
             pass
-
-
-def _first_line(e: BaseException) -> str:
-    """The cause of a task's failure: the last line of the worker's traceback Ray wraps it in."""
-    cause = getattr(e, "cause", None)
-    if isinstance(cause, BaseException) and str(cause).strip():
-        return f"{type(cause).__name__}: {str(cause).strip().splitlines()[0]}"[:300]
-    text = [line for line in str(e).strip().splitlines() if line.strip()]
-    return (text[-1] if text else type(e).__name__)[:300]
 
 
 def _reporter(members: int, kind: str, progress: bool, on_event: Event | None) -> Event:

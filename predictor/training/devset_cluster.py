@@ -30,7 +30,7 @@ from types import ModuleType
 from typing import Any
 
 from clperf.api import select_device
-from clperf.benchmark.cluster import connect
+from clperf.benchmark.cluster import connect, task_failure
 from clperf.benchmark.counting import Counts
 from clperf.benchmark.counting.store import CountStore, Failed
 from clperf.benchmark.progress import Progress
@@ -121,7 +121,7 @@ def _collect(running: dict[Any, int], todo: list[tuple[dict[str, Any], float]], 
                 spec, ms = todo[i]
                 bench, size = _benchmark(spec["id"])
                 got[i] = Launch(spec["id"], bench, size, ms, {},
-                                f"not predicted: its Ray task failed twice ({_first_line(e)})")
+                                f"not predicted: its Ray task failed twice ({task_failure(e)})")
             else:
                 got[i] = item["launch"]
                 _store(store, item["runs"])
@@ -136,15 +136,6 @@ def _store(store: CountStore, runs: list[Run]) -> None:
     for key, result in runs:
         if store.get(key) is None:
             store.put(key, result)
-
-
-def _first_line(e: BaseException) -> str:
-    """The cause of a task's failure: the last line of the worker's traceback Ray wraps it in."""
-    cause = getattr(e, "cause", None)
-    if isinstance(cause, BaseException) and str(cause).strip():
-        return f"{type(cause).__name__}: {str(cause).strip().splitlines()[0]}"[:300]
-    text = [line for line in str(e).strip().splitlines() if line.strip()]
-    return (text[-1] if text else type(e).__name__)[:300]
 
 
 def _reporter(total: int, progress: bool) -> Tick:
