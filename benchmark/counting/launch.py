@@ -103,6 +103,9 @@ def run(launch: Launch, plugin: Path, icd: Path, *, budget_s: float, start: floa
     start = time.time() if start is None else start
     deadline = start + budget_s
     abandon = deadline + GRACE_S
+    if time.time() >= deadline:  # the analysis' compile took it all: the machine's state, not the kernel's
+        return Outcome(None, None, f"the {budget_s:g} s budget was spent before the kernel started",
+                       time.time() - start, cacheable=False)
     with tempfile.TemporaryDirectory(prefix="clperf-count-") as tmp:
         folder = Path(tmp)
         (folder / "spec.json").write_text(json.dumps(_spec(folder, launch)))
@@ -112,7 +115,8 @@ def run(launch: Launch, plugin: Path, icd: Path, *, budget_s: float, start: floa
             proc = children.run([sys.executable, "-P", str(CHILD), str(folder)], timeout_s=timeout, env=env,
                                 memory_bytes=children.worker_memory_bytes(), cwd=str(folder))
         except subprocess.TimeoutExpired:
-            return Outcome(None, None, f"still running after {timeout:.0f} s; stopped", time.time() - start)
+            return Outcome(None, None, f"still running {time.time() - start:.0f} s after it was asked for "
+                           f"({budget_s:g} s budget); stopped", time.time() - start)
         return _collect(folder, proc, time.time() - start)
 
 

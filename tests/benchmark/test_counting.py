@@ -271,3 +271,12 @@ def test_a_hosts_flat_arrays_fill_struct_and_float3_buffers(plugin, store):
                        store=store)
     assert c is not None and not c.errors
     assert trips(STRUCTS, "weigh", c) == {0: pytest.approx(w.mean())}
+
+
+def test_a_budget_spent_before_the_kernel_starts_is_said_and_not_cached(plugin):
+    # the budget counts from the call: when compiling for the analysis has used it all, no child starts,
+    # and the outcome is this machine's state (a rerun may fit), not the kernel's
+    run = launch.Launch(STEPS, "steps", "", (64,), (64,), [], 1, 0, 0)
+    out = launch.run(run, plugin, oclgrind.toolchain().icd, budget_s=2.0, start=time.time() - 3.0)
+    assert out.report is None and not out.cacheable
+    assert out.failure == "the 2 s budget was spent before the kernel started"
