@@ -1,4 +1,4 @@
-"""Fixtures for every test: a private clperf state folder and the local PoCL device."""
+"""Fixtures for every test: a private clperf state folder, the local PoCL device, a local Ray cluster."""
 
 from __future__ import annotations
 
@@ -31,3 +31,31 @@ def pocl():
         return select("pocl", measure=True)
     except Exception as e:  # noqa: BLE001
         pytest.skip(f"no PoCL device: {e}")
+
+
+@pytest.fixture(scope="module")
+def ray_worker_env() -> dict[str, str]:
+    """Environment variables the Ray workers of ``ray_cluster`` start with besides the tests' own (a test
+    module overrides this fixture to give them more)."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(ray_worker_env: dict[str, str]):
+    """A local Ray cluster bound to 127.0.0.1 with two CPUs for one module's tests; its GCS address."""
+    # Ray replaces a loopback node address by the host's own unless this is off (read when ray loads)
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    import ray
+
+    saved = {k: os.environ.get(k) for k in ray_worker_env}
+    os.environ.update(ray_worker_env)  # the workers start with the driver's environment
+    try:
+        ctx = ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    yield ctx.address_info["gcs_address"]
+    ray.shutdown()

@@ -23,17 +23,6 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"
 
 
-@pytest.fixture(scope="module")
-def ray_cluster():
-    # Ray replaces a loopback node address by the host's own unless this is off (read when ray loads)
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    import ray
-
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
 def sweep_kernels():
     """Three corpus kernels and one that crashes its worker at its two largest sizes."""
     corpus, _ = kernels_in_file(ROOT / "benchmark/corpus/families/copy_patterns.cl")

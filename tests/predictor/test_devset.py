@@ -122,22 +122,10 @@ def _tiny_counting_devset(folder: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def ray_address(tmp_path_factory: pytest.TempPathFactory):
-    """A local Ray cluster on 127.0.0.1 with two CPUs, whose workers keep their counting cache in a home
-    of their own (so what the driver's cache holds afterwards, the driver stored)."""
-    ray = pytest.importorskip("ray")
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # keep the loopback node address
-    home = os.environ.get("CLPERF_HOME")
-    os.environ["CLPERF_HOME"] = str(tmp_path_factory.mktemp("workers-home"))
-    try:
-        ctx = ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
-    finally:
-        if home is None:
-            os.environ.pop("CLPERF_HOME")
-        else:
-            os.environ["CLPERF_HOME"] = home
-    yield ctx.address_info["gcs_address"]
-    ray.shutdown()
+def ray_worker_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The Ray workers keep their counting cache in a home of their own (so what the driver's cache holds
+    afterwards, the driver stored)."""
+    return {"CLPERF_HOME": str(tmp_path_factory.mktemp("workers-home"))}
 
 
 def _evaluate_json(folder: Path, home: Path, *extra: str) -> dict:
@@ -157,13 +145,13 @@ def _traces(home: Path) -> dict[str, int]:
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("oclgrind") is None, reason="the counting run needs Oclgrind")
 def test_counting_on_ray_gives_the_plain_runs_summary_and_fills_the_drivers_cache(
-        ray_address: str, tmp_path: Path) -> None:
+        ray_cluster: str, tmp_path: Path) -> None:
     folder = _tiny_counting_devset(tmp_path / "devset")
     plain = _evaluate_json(folder, tmp_path / "plain-home")
     assert plain["launches"] == 3 and plain["unpredicted"] == []
     assert plain["models"]["model+counts"]["all"]["n"] == 3  # every launch was counted
     driver = tmp_path / "driver-home"
-    assert _evaluate_json(folder, driver, f"--ray={ray_address}") == plain
+    assert _evaluate_json(folder, driver, f"--ray={ray_cluster}") == plain
     # the workers counted (in their own home) and the driver stored every run they sent back
     stored = _traces(driver)
     assert len(stored) == 3
@@ -172,8 +160,8 @@ def test_counting_on_ray_gives_the_plain_runs_summary_and_fills_the_drivers_cach
 
 
 @pytest.mark.slow
-def test_launches_on_ray_come_back_in_the_plain_runs_order(ray_address: str, tmp_path: Path) -> None:
+def test_launches_on_ray_come_back_in_the_plain_runs_order(ray_cluster: str, tmp_path: Path) -> None:
     folder = _tiny_counting_devset(tmp_path / "devset")
     models = ("roofline",)
-    assert devset_cluster.predict_all_on_ray(folder, models=models, address=ray_address, progress=False) \
+    assert devset_cluster.predict_all_on_ray(folder, models=models, address=ray_cluster, progress=False) \
         == devset.predict_all(folder, models=models, progress=False)

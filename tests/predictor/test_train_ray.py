@@ -37,17 +37,6 @@ DATA = Path(__file__).parent / "data"
 WEIGHT_TOL = 1e-4  # measured: the same seeds differ by a few 1e-7 from run to run (module docstring)
 
 
-@pytest.fixture(scope="module")
-def ray_cluster():
-    # Ray replaces a loopback node address by the host's own unless this is off (read when ray loads)
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    import ray
-
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
 @pytest.fixture
 def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CLPERF_HOME", str(tmp_path / "home"))
