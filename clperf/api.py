@@ -286,9 +286,10 @@ class Workspace:
             counts_trace = counts.trace[counts.trace["group"] != counts.trace["group"][-1]]
         else:
             counts_trace = counts.trace
-        return memory.memory_traffic(counts_trace, counts.groups_total, mem,
-                                     groups_per_sm=max(1, occ.groups_per_sm), sms=device.compute_units,
-                                     local_bytes_per_group=local, traced_groups=traced)
+        traffic = memory.memory_traffic(counts_trace, counts.groups_total, mem,
+                                        groups_per_sm=max(1, occ.groups_per_sm), sms=device.compute_units,
+                                        local_bytes_per_group=local, traced_groups=traced)
+        return replace(traffic, longest_group=counts.longest_group)
 
     @staticmethod
     def needs_count(kernel: KernelReport, scenario: Scenario) -> bool:

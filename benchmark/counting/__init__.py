@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from clperf import __version__
-from clperf.benchmark.counting import launch, oclgrind
+from clperf.benchmark.counting import launch, oclgrind, records
 from clperf.benchmark.counting.inputs import KernelInputs
 from clperf.benchmark.counting.records import Counts, Site
 from clperf.benchmark.counting.store import CountStore, Failed
@@ -65,7 +65,7 @@ class _Job:
     def key(self, settings: Settings) -> str:
         return cache.key("counting", cache.source_hash(self.source), self.kernel, self.options,
                          self.scenario.to_json(), self.identity, settings, oclgrind.plugin_version(),
-                         __version__)
+                         records.FORMAT, __version__)
 
     def request(self, settings: Settings) -> launch.Launch:
         # Oclgrind hands its options to clang's front end word by word: the include folder as two words

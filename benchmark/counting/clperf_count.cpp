@@ -354,7 +354,10 @@ private:
     {
       std::lock_guard<std::mutex> lock(m_mutex);
       m_aborted = true;
-      addItems(w, m_partialCounts, true);
+      uint64_t before = m_partialItems;
+      uint64_t instructions = addItems(w, m_partialCounts, true);
+      if (m_partialItems > before)
+        m_partialGroups.push_back({w.group, size_t(m_partialItems - before), instructions});
       keepRecords(w, m_partialRecords, m_partialTraced);
     }
     throw oclgrind::FatalError(std::string(STOP_MARK) + "work-group abandoned at the time limit", __FILE__,
@@ -512,6 +515,10 @@ private:
     for (size_t i = 0; i < m_ran.size(); ++i)
       js << (i ? "," : "") << "[" << m_ran[i].group << "," << m_ran[i].items << "," << m_ran[i].instructions
          << "]";
+    js << "],\"partial_groups\":[";
+    for (size_t i = 0; i < m_partialGroups.size(); ++i)
+      js << (i ? "," : "") << "[" << m_partialGroups[i].group << "," << m_partialGroups[i].items << ","
+         << m_partialGroups[i].instructions << "]";
     js << "],\"traced\":[";
     for (size_t i = 0; i < m_tracedRan.size(); ++i)
       js << (i ? "," : "") << m_tracedRan[i];
@@ -559,6 +566,7 @@ private:
   mutable std::mutex m_mutex; // guards everything below
   std::vector<uint64_t> m_counts, m_partialCounts; // per block: completed groups, abandoned groups' items
   uint64_t m_partialItems = 0;
+  std::vector<GroupRun> m_partialGroups; // abandoned groups: their finished work-items, instructions
   std::vector<GroupRun> m_ran;
   std::vector<size_t> m_tracedRan;
   std::vector<Record> m_records, m_partialRecords; // completed traced groups, abandoned ones

@@ -9,6 +9,7 @@ import numpy as np
 
 from clperf.core.cache import finite
 
+FORMAT = "2"  # of Counts' JSON shape, part of a counting run's cache key
 Site = tuple[str, int, int]  # (block name in clperf's IR, line, column) of a memory instruction
 
 
@@ -26,7 +27,9 @@ class Counts:
     ``trace`` (``trace.TRACE_DTYPE``) holds the accesses of the traced groups (the first groups of the
     run order), ``sites`` each memory instruction's block and source position (the line and column, in
     characters, of ``Access.line``/``Access.column``). ``errors``: Oclgrind's reports (an invalid read
-    or write, a divergent barrier), the first few.
+    or write, a divergent barrier), the first few. ``longest_group``: the instructions per work-item of
+    the group that ran with the most, over the mean of the groups that ran (1.0 with one group): the
+    last wave of a launch waits for its longest work-items, which a trace of the first groups may miss.
     """
 
     kernel: str
@@ -43,6 +46,7 @@ class Counts:
     error_count: int = 0
     trace_truncated: bool = False  # the trace cap was reached: later accesses are missing
     items_run: int = 0  # work-items whose counts ``blocks`` averages
+    longest_group: float = 1.0
     cached: bool = field(default=False, compare=False)
 
     @property
@@ -65,6 +69,7 @@ class Counts:
             "error_count": self.error_count,
             "trace_truncated": self.trace_truncated,
             "items_run": self.items_run,
+            "longest_group": self.longest_group,
         }
 
     @classmethod
@@ -86,6 +91,7 @@ class Counts:
             error_count=int(d["error_count"]),
             trace_truncated=bool(d["trace_truncated"]),
             items_run=int(d["items_run"]),
+            longest_group=finite(d["longest_group"], "longest_group"),
         )
 
     def as_cached(self) -> Counts:

@@ -1,13 +1,15 @@
 """From the plugin's report to ``Counts``: per-work-item means, the sampling error, clperf's names.
 
 The groups that ran are a sample of the launch's groups (``n`` of ``N``, spread over the grid). A
-block's mean per work-item is its executions over the work-items of those groups; the launch's
+block's mean per work-item is its executions over the work-items that finished: those of the groups
+that ran, and those that the groups abandoned at the time limit had finished (Oclgrind runs a group's
+work-items one after another between barriers, so they are the first ones of their groups). Leaving
+the abandoned groups out would keep exactly the groups that run longest out of the sample. The launch's
 instruction total is estimated by the ratio estimator (instructions per work-item of the sample times
-the launch's work-items), whose standard error, with the finite-population correction ``1 - n/N``,
-is ``Counts.rel_error`` relative to the estimate. When not one group finished within the time limit
-(a launch whose every group outlasts the budget), the work-items those groups did finish are the sample
-(``groups_run`` 0, ``rel_error`` 1.0): Oclgrind runs a group's work-items one after another between
-barriers, so they are the first ones of their groups.
+the launch's work-items), whose standard error over the groups that ran, with the finite-population
+correction ``1 - n/N``, is ``Counts.rel_error`` relative to the estimate (1.0 when fewer than two
+groups finished). ``Counts.longest_group`` is the most instructions per work-item of one group, whole
+or abandoned, over that mean.
 """
 
 from __future__ import annotations
@@ -48,11 +50,11 @@ def summarize(report: dict[str, Any], trace: np.ndarray | None, *, work_items: i
     block names the counts take; without it Oclgrind's names are kept."""
     kernel = str(report["kernel"])
     groups = [(int(g), int(items), int(instr)) for g, items, instr in report["groups"]]
+    abandoned = [(int(g), int(items), int(instr)) for g, items, instr in report.get("partial_groups", ())]
     total = math.prod(int(x) for x in report["num_groups"])
-    # without a finished group, the finished work-items of the groups abandoned at the time limit
     partial = not groups
-    ran_items = int(report["partial_items"]) if partial else sum(g[1] for g in groups)
-    counted = [(i, str(fn), str(name), int(whole if not partial else part), (int(line), int(col)))
+    ran_items = int(report["partial_items"]) + sum(g[1] for g in groups)
+    counted = [(i, str(fn), str(name), int(whole) + int(part), (int(line), int(col)))
                for i, (fn, name, whole, line, col, part) in enumerate(report["blocks"]) if fn == kernel]
     ours = [blocks.Block(name, pos if pos[0] else None) for _, _, name, _, pos in counted]
     if clperf_ir is not None:
@@ -67,11 +69,15 @@ def summarize(report: dict[str, Any], trace: np.ndarray | None, *, work_items: i
         if int(block) in renamed:
             sites[s] = (renamed[int(block)], int(line), char_column(lines, int(line), int(col)))
     lx, ly, lz = (int(x) for x in report["local_size"])
+    sample = groups + abandoned
+    per_group = [instr / items for _, items, instr in sample if items]
+    sample_items = sum(g[1] for g in sample)
+    mean = sum(g[2] for g in sample) / sample_items if sample_items else 0.0
     return Counts(
         kernel=kernel, blocks=per_item, work_items=work_items, groups_run=len(groups), groups_total=total,
         rel_error=UNKNOWN_ERROR if partial else sampling_error(groups, total), elapsed_s=elapsed_s,
         trace=trace if trace is not None and report.get("traced") else None, sites=sites,
         local_size=(lx, ly, lz), errors=tuple(report.get("messages", ())),
         error_count=int(report.get("errors", 0)), trace_truncated=bool(report.get("trace_truncated")),
-        items_run=ran_items,
+        items_run=ran_items, longest_group=max(1.0, max(per_group) / mean) if per_group and mean else 1.0,
     )

@@ -43,6 +43,7 @@ class Accesses:
         self.layout = layout
         self.param_elem_sizes = param_elem_sizes
         self.found: list[Access] = []
+        self.found_insts: list[int] = []  # the instruction of each of ``found``
 
     def record(self, inst: int, kind: AccessKind, ptr: int, type_text: str, chain: tuple[int, ...],
                g: Tally) -> None:
@@ -66,6 +67,7 @@ class Accesses:
             dim1_pattern=d1[0], dim1_stride=d1[1], dim1_stride_expr=d1[2],
             loop_line=None, loops=chain, offset=poly.freeze(off),
         ))
+        self.found_insts.append(inst)
 
     def _position(self, inst: int, kind: AccessKind, ptr: int) -> tuple[int, int]:
         f = self.f

@@ -207,6 +207,7 @@ class Access:
     loop_line: int | None = None  # innermost enclosing loop
     loops: tuple[int, ...] = ()  # indices into KernelReport.loops, outermost first
     offset: poly.FrozenPoly = field(default=(), compare=False, repr=False)  # bytes from the base pointer
+    wait: str | None = None  # the loop's exit waits for this load: "walk", "chase" or "fixed" (``gating``)
 
     def to_json(self) -> dict[str, Any]:
         d = {
@@ -222,6 +223,8 @@ class Access:
             "element_size": self.element_size,
             "loop_line": self.loop_line,
         }
+        if self.wait is not None:
+            d["wait"] = self.wait
         if self.dim1_pattern is not None:
             d.update(
                 dim1_pattern=self.dim1_pattern,

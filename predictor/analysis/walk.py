@@ -18,6 +18,7 @@ from clperf.predictor.analysis.accesses import Accesses, space
 from clperf.predictor.analysis.cfg import Loop, control_flow, find_loops
 from clperf.predictor.analysis.divergence import divergent_barriers
 from clperf.predictor.analysis.function import FunctionIR
+from clperf.predictor.analysis.gating import waited_loads
 from clperf.predictor.analysis.irtext import FunctionText, IRText, TypeLayout, loop_id
 from clperf.predictor.analysis.opcounts import (
     FLOAT_OPS,
@@ -88,7 +89,10 @@ class KernelWalk:
             g = self.seen.groups.setdefault(chain, {})
             for inst in self.f.insts[bi]:
                 self._instruction(bi, inst, chain, g)
-        seen, found = self.seen, self.accesses.found
+        seen = self.seen
+        waits = waited_loads(self.f, self.cfg, self.loops)
+        found = [replace(a, wait=waits[i]) if i in waits and a.kind == "load" else a
+                 for a, i in zip(self.accesses.found, self.accesses.found_insts, strict=True)]
         for a in found:
             if a.param:
                 if a.kind in ("load", "atomic"):

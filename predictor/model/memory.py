@@ -57,11 +57,30 @@ class GpuMemory:
     register_alloc_unit: int  # registers are given per warp in multiples of this
     register_partitions: int  # the register file is split among this many schedulers
     max_registers_per_item: int
+    # measured load latencies, (region bytes, ns) rows by region size (bench/gpu_latency.py): one step of a
+    # pointer chase, one iteration of a linear search whose exit waits for each load
+    chase_ns: tuple[tuple[int, float], ...] = ()
+    search_ns: tuple[tuple[int, float], ...] = ()
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> GpuMemory:
         known: dict[str, Any] = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
-        return cls(**{**known, "local_carveouts_kb": tuple(known.get("local_carveouts_kb", ()))})
+        rows = {k: tuple(sorted((int(b), float(ns)) for b, ns in known.get(k, ())))
+                for k in ("chase_ns", "search_ns")}
+        return cls(**{**known, "local_carveouts_kb": tuple(known.get("local_carveouts_kb", ())), **rows})
+
+    def wait_ns(self, wait: str, region_bytes: float | None) -> float | None:
+        """The measured time one iteration waits for a load that moves as ``wait`` says
+        (``analysis.gating``) over a region of ``region_bytes`` (None: unknown, the L2's row): a chase
+        step, a search iteration, or for a load of one fixed address a search iteration over the
+        smallest region; None without measurements."""
+        rows = self.chase_ns if wait == "chase" else self.search_ns
+        if not rows:
+            return None
+        if wait == "fixed":
+            return rows[0][1]
+        size = region_bytes if region_bytes is not None else self.l2_bytes / 2
+        return next((ns for b, ns in rows if b >= size), rows[-1][1])
 
 
 @dataclass(frozen=True)
@@ -95,6 +114,7 @@ class MemoryTraffic:
     shared_lines: float  # share of a traced group's lines that another traced group also touches
     notes: tuple[str, ...] = ()
     longest_item_loads: int = 0  # global and constant loads of the traced work-item that makes the most
+    longest_group: float = 1.0  # the counting run's longest group per work-item over the mean (``Counts``)
 
 
 def _rank(x: np.ndarray) -> np.ndarray:

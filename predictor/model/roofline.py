@@ -32,7 +32,7 @@ from clperf.predictor.model import profiles
 from clperf.predictor.model.memory import MemoryTraffic
 
 MODEL_NAME = "roofline"
-MODEL_VERSION = "4"  # also stands for the analysis behind the learned features (cache keys)
+MODEL_VERSION = "5"  # also stands for the analysis behind the learned features (cache keys)
 
 SEGMENT_BYTES = {"gpu": 32, "cpu": 64, "accelerator": 64}  # GPU sector, CPU cache line
 SIMD_LANES = {"gpu": 32, "cpu": 8, "accelerator": 16}  # work-items that share one uniform load
@@ -82,6 +82,9 @@ class Traffic:
     special_ops: float = 0.0  # special-function results: exp, sqrt, sin, divisions... (also in flops)
     global_loads: float = 0.0  # executions of global and constant load instructions, all work-items
     longest_item: float = 1.0  # the longest work-item's chain over the mean one's (a counting run's trace)
+    # loads a loop's exit or next address waits for (``analysis.gating``): (how the address moves, address
+    # space, bytes of the buffer it reads or -1 where unknown, executions over all work-items)
+    waits: tuple[tuple[str, str, float, float], ...] = ()
 
     @property
     def effective_bytes(self) -> float:
@@ -104,12 +107,15 @@ class Roofline:
 def with_memory(t: Traffic, memory: MemoryTraffic) -> Traffic:
     """``t`` with the bytes a trace of the launch gives (``memory.memory_traffic``): the sectors the warps'
     requests touch as what the memory system sees, what misses L2 as DRAM traffic, __local traffic
-    stretched by its bank conflicts, and the longest traced work-item's loads over the launch's mean
-    (work-items, and whole groups, that load nothing count in the mean); the operation counts stay."""
+    stretched by its bank conflicts, and the longest work-item's chain over the launch's mean: the
+    longest traced work-item's loads over the mean (work-items, and whole groups, that load nothing count
+    in it), or the counting run's longest group, whichever is longer (the trace holds the first groups
+    only); the operation counts stay."""
     mean = t.global_loads / t.work_items if t.work_items else 0.0
+    traced = memory.longest_item_loads / mean if mean > 0 else 1.0
     return replace(t, issued_bytes=memory.l1_bytes, dram_bytes=memory.dram_bytes,
                    local_bytes=memory.local_bytes * max(1.0, memory.bank_conflict_factor),
-                   longest_item=max(1.0, memory.longest_item_loads / mean) if mean > 0 else 1.0)
+                   longest_item=max(1.0, traced, memory.longest_group))
 
 
 def _stride_elems(access: AccessLike, args: Mapping[str, int | float]) -> float | None:
@@ -167,7 +173,13 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     # DRAM traffic is capped per buffer and direction: reading and writing one buffer moves it twice
     issued_by_param: dict[tuple[str | None, str], float] = {}
     useful = loads = 0.0
+    waits: dict[tuple[str, str, float], float] = {}
+    sizes = {p.name: p for p in getattr(kernel, "params", ())}
     for access, per_item in counts:
+        wait = getattr(access, "wait", None)
+        if wait is not None and access.kind == "load" and per_item:
+            key = (str(wait), access.address_space, _region_bytes(access, sizes, args))
+            waits[key] = waits.get(key, 0.0) + float(per_item) * n
         if access.address_space not in ("global", "constant"):
             continue
         execs = float(per_item) * n
@@ -181,7 +193,6 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
         useful = ops_global
         loads = (_ops_value(ops, "global_load_bytes") + _ops_value(ops, "constant_load_bytes")) * n / 4
 
-    sizes = {p.name: p for p in getattr(kernel, "params", ())}
     dram = 0.0
     for (param, _kind), issued in issued_by_param.items():
         p = sizes.get(param) if param is not None else None
@@ -194,7 +205,17 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     issued_total = sum(issued_by_param.values())
     barriers = float(getattr(kernel, "barriers", 0) or 0)
     return Traffic(n, issued_total, dram, useful, local, flops, int_ops, barriers, int_divs, fp64, special,
-                   loads)
+                   loads, waits=tuple((*k, e) for k, e in sorted(waits.items())))
+
+
+def _region_bytes(access: AccessLike, params: Mapping[str, Any], args: Mapping[str, int | float]) -> float:
+    """Bytes of the buffer an access reads, -1 where unknown."""
+    p = params.get(access.param) if access.param is not None else None
+    length = args.get(access.param) if access.param is not None else None
+    elem = type_size(p.type) if p is not None else None
+    if p is not None and isinstance(length, (int, float)) and elem:
+        return float(length) * float(elem)
+    return -1.0
 
 
 def count_args(scenario: Scenario) -> dict[str, int | float]:
@@ -254,8 +275,24 @@ def chain_ms(t: Traffic, device: Device) -> tuple[float, float]:
     waves = _waves(t, device)
     # groups start as others end: every wave but the last takes the mean chain, the last the longest
     stretch = (waves - 1 + max(1.0, t.longest_item)) / waves
-    loads_ms = waves * t.global_loads / t.work_items * LOAD_CHAIN_NS * 1e-6
+    waited = sum(e for _, where, _, e in t.waits if where != "local")  # __local: not in global_loads
+    per_item_ns = (waited_ns(t, device) + max(0.0, t.global_loads - waited) * LOAD_CHAIN_NS) / t.work_items
+    loads_ms = waves * per_item_ns * 1e-6
     return CHAIN_FACTOR * serial_ms(t, device) * stretch, loads_ms * stretch
+
+
+def waited_ns(t: Traffic, device: Device) -> float:
+    """The loads loops wait for (``Traffic.waits``), each at the device's measured latency for how its
+    address moves over its region (``GpuMemory.wait_ns``), summed over all work-items. Where the
+    device's profile has no measured latencies, a global load counts as any other (LOAD_CHAIN_NS) and a
+    __local one not at all."""
+    mem = profiles.facts(device).gpu_memory
+    total = 0.0
+    for wait, where, region, execs in t.waits:
+        size = 0.0 if where == "local" else region if region >= 0 else None  # __local: on chip
+        ns = mem.wait_ns(wait, size) if mem is not None else None
+        total += execs * (ns if ns is not None else 0.0 if where == "local" else LOAD_CHAIN_NS)
+    return total
 
 
 def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, floor_ms: float,

@@ -170,6 +170,19 @@ def test_groups_longer_than_the_budget_count_their_finished_work_items(plugin, s
     assert c.blocks["for.body"] == 100_000 and c.blocks["entry"] == 1.0
 
 
+def test_the_groups_the_budget_cuts_short_stay_in_the_sample_with_their_finished_work_items(plugin, store):
+    # group 0 is short (5 steps a work-item), the last group, second in the run order, is long
+    sc = Scenario((512,), (256,), {"n": 512, "out": 512})
+    n = np.where(np.arange(512) < 256, 5, 100_000).astype(np.int32)
+    c = counting.count(STEPS, "steps", sc, data={"n": n}, budget_s=2.0, trace_groups=0, store=store)
+    assert c is not None
+    assert c.groups_run == 1 and 256 < c.items_run < 512  # group 0, and part of group 1
+    long_items = c.items_run - 256
+    assert c.blocks["for.body"] == pytest.approx((256 * 5 + long_items * 100_000) / c.items_run)
+    # the long group's work-items run ~20,000 times longer than the mean's share of them
+    assert c.longest_group > 0.9 * 100_000 / c.blocks["for.body"]
+
+
 def test_an_out_of_bounds_write_is_reported_and_the_run_goes_on(plugin, store):
     sc = Scenario((256,), (64,), {"out": 256, "n": 200})
     c = counting.count(OVERRUN, "overrun", sc, store=store)

@@ -1,0 +1,92 @@
+"""Loads a loop's exit or next address waits for (``analysis.gating``), and what the roofline charges them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clperf.api import select_device
+from clperf.core.records import Scenario
+from clperf.predictor.analysis.pipeline import analyze_text
+from clperf.predictor.model import profiles
+from clperf.predictor.model import roofline as rl
+
+SOURCE = r"""
+__kernel void linear(__global const double* cdf, __global const double* u, __global int* out, int n) {
+  int i = get_global_id(0); int idx = -1;
+  for (int x = 0; x < n; x++) { if (cdf[x] >= u[i]) { idx = x; break; } }
+  out[i] = idx;
+}
+__kernel void bisect(__constant float* edges, __global const float* v, __global int* out, int nb) {
+  int i = get_global_id(0); float x = v[i]; int lo = 0, hi = nb;
+  while (lo < hi) { int mid = (lo + hi) / 2; if (edges[mid] <= x) lo = mid + 1; else hi = mid; }
+  out[i] = lo;
+}
+__kernel void csr(__global const int* rowptr, __global const int* col, __global const float* val,
+                  __global const float* x, __global float* y) {
+  int i = get_global_id(0); float s = 0;
+  for (int j = rowptr[i]; j < rowptr[i + 1]; j++) s += val[j] * x[col[j]];
+  y[i] = s;
+}
+__kernel void chase(__global const int* next, __global int* out, int steps) {
+  int p = get_global_id(0);
+  for (int s = 0; s < steps; s++) p = next[p];
+  out[get_global_id(0)] = p;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def kernels() -> dict:
+    report = analyze_text(SOURCE, Path("gating.cl"), "")
+    return {k.name: k for k in report.kernels}
+
+
+def waits(kernel) -> dict[str, str | None]:
+    return {a.param: a.wait for a in kernel.accesses if a.kind == "load"}
+
+
+def test_a_search_that_breaks_on_a_loaded_value_waits_for_each_load(kernels) -> None:
+    assert waits(kernels["linear"]) == {"cdf": "walk", "u": None}  # u[i] is read once, before the loop
+
+
+def test_a_binary_search_waits_for_its_midpoint_whose_address_the_loads_decide(kernels) -> None:
+    assert waits(kernels["bisect"])["edges"] == "chase"
+    assert waits(kernels["bisect"])["v"] is None
+
+
+def test_loads_of_a_loop_whose_exit_does_not_wait_for_them_overlap(kernels) -> None:
+    # the row's bounds are loaded before the loop; the gather x[col[j]] feeds only the sum
+    assert set(waits(kernels["csr"]).values()) == {None}
+
+
+def test_a_pointer_chase_waits_for_each_step_even_with_a_counted_loop(kernels) -> None:
+    assert waits(kernels["chase"]) == {"next": "chase"}
+
+
+def test_the_roofline_charges_a_waited_load_the_devices_measured_latency(kernels) -> None:
+    h200 = select_device("h200")
+    mem = profiles.facts(h200).gpu_memory
+    assert mem is not None and mem.chase_ns and mem.search_ns
+    n = 4096  # one wave of one-item chains: the chain bound decides
+    sc = Scenario(global_size=(n,), local_size=(256,), args={"cdf": n, "u": n, "out": n, "n": n})
+    t = rl.traffic(kernels["linear"], sc, h200.type)
+    (wait, where, region, execs), = t.waits
+    assert (wait, where, region) == ("walk", "global", n * 8.0)
+    per_iteration = mem.wait_ns("walk", n * 8.0)
+    assert per_iteration == next(ns for b, ns in mem.search_ns if b >= n * 8)
+    _, load_chain = rl.chain_ms(t, h200)
+    others = t.global_loads - execs
+    assert load_chain == pytest.approx((execs * per_iteration + others * rl.LOAD_CHAIN_NS) / n * 1e-6)
+    # without the waits, the same loads overlap at LOAD_CHAIN_NS each: the measured latency is longer
+    assert rl.chain_ms(rl.replace(t, waits=()), h200)[1] < load_chain
+
+
+def test_measured_latencies_grow_with_the_region_and_stop_at_the_last_row() -> None:
+    mem = profiles.facts(select_device("h200")).gpu_memory
+    assert mem is not None
+    l1, l2, far = (mem.wait_ns("chase", b) for b in (16 << 10, 4 << 20, 64 << 30))
+    assert l1 < l2 < far == mem.chase_ns[-1][1]
+    assert mem.wait_ns("fixed", 1 << 30) == mem.search_ns[0][1]  # one address: always a hit
+    assert mem.wait_ns("walk", None) == mem.wait_ns("walk", mem.l2_bytes / 2)  # unknown size: the L2's
