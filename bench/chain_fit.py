@@ -55,9 +55,8 @@ def _rows(n_kernels: int) -> list[tuple[float, ...]]:
         r = rl.roofline(t, device, bw, fl, profiles.facts(device).launch_overhead_ms)  # its throughput terms
         waves = math.ceil(t.work_items / (device.compute_units * rl.RESIDENT_ITEMS["gpu"]))
         per_item = waves / max(1, t.work_items) * 1e-6
-        waited = sum(e for _, where, _, e in t.waits if where != "local")
         out.append((float(rec["median_ms"]), r.floor_ms, max(r.memory_ms, r.compute_ms),
-                    rl.serial_ms(t, device), max(0.0, t.global_loads - waited) * per_item,
+                    rl.serial_ms(t, device), max(0.0, t.global_loads - t.waited_global_loads) * per_item,
                     rl.waited_ns(t, device) * per_item, t.global_loads * per_item, "gen_" in rec["file"]))
     return out
 

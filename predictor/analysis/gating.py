@@ -1,4 +1,4 @@
-"""Loads a loop waits for: those its exit decision depends on.
+"""Loads a loop waits for: those its exit decision or its next address depends on.
 
 A GPU issues a warp's loads and runs on until an instruction needs a loaded value. A loop whose exit
 condition depends on a value loaded in the same iteration (a linear search that breaks on a match, a
@@ -28,8 +28,9 @@ _LOADS = ("load", "atomicrmw", "cmpxchg")
 
 
 def waited_loads(f: FunctionIR, cfg: ControlFlow, loops: Loops) -> dict[int, Wait]:
-    """Load instructions that an exit of their innermost enclosing loop depends on, with how their
-    address moves (module doc). An inner loop's exit slice stays inside that loop."""
+    """Load instructions that an exit of their innermost enclosing loop depends on, or whose address
+    was loaded in an earlier iteration of it, with how their address moves (module doc). An inner
+    loop's exit slice stays inside that loop."""
     out: dict[int, Wait] = {}
     for k, lp in enumerate(loops.loops):
         seeds = []

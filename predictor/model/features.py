@@ -95,9 +95,8 @@ def vector_dict(kernel: Any, scenario: Scenario | None, device: Device | None,
     busy = max(roof.memory_ms, roof.compute_ms) if roof is not None else 0.0
     f["r_chain_over_busy"] = math.log2((roof.chain_ms + 1e-9) / (busy + 1e-9)) if roof is not None else 0.0
     # the share of global loads a loop's exit or next address waits for (``analysis.gating``)
-    waited = sum(e for _, where, _, e in traffic.waits if where != "local") if traffic is not None else 0.0
     loads = traffic.global_loads if traffic is not None else 0.0
-    f["waited_load_share"] = min(1.0, waited / loads) if loads else 0.0
+    f["waited_load_share"] = min(1.0, traffic.waited_global_loads / loads) if traffic and loads else 0.0
     return f
 
 

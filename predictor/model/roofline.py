@@ -87,6 +87,12 @@ class Traffic:
     waits: tuple[tuple[str, str, float, float], ...] = ()
 
     @property
+    def waited_global_loads(self) -> float:
+        """Executions of the global and constant loads among ``waits`` (the rest of ``global_loads``
+        overlap)."""
+        return sum(e for _, where, _, e in self.waits if where != "local")
+
+    @property
     def effective_bytes(self) -> float:
         """Useful bytes that reach DRAM: what bandwidth utilisation counts (wasted sector bytes do not)."""
         return min(self.useful_bytes, self.dram_bytes)
@@ -178,7 +184,7 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     for access, per_item in counts:
         wait = getattr(access, "wait", None)
         if wait is not None and access.kind == "load" and per_item:
-            key = (str(wait), access.address_space, _region_bytes(access, sizes, args))
+            key = (str(wait), access.address_space, _buffer_bytes(access.param, sizes, args))
             waits[key] = waits.get(key, 0.0) + float(per_item) * n
         if access.address_space not in ("global", "constant"):
             continue
@@ -195,25 +201,20 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
 
     dram = 0.0
     for (param, _kind), issued in issued_by_param.items():
-        p = sizes.get(param) if param is not None else None
-        length = args.get(param) if param is not None else None
-        elem = type_size(p.type) if p is not None else None
-        if p is not None and getattr(p, "pointer", False) and isinstance(length, (int, float)) and elem:
-            dram += min(issued, float(length) * float(elem))
-        else:
-            dram += issued
+        size = _buffer_bytes(param, sizes, args)
+        dram += min(issued, size) if size >= 0 else issued
     issued_total = sum(issued_by_param.values())
     barriers = float(getattr(kernel, "barriers", 0) or 0)
     return Traffic(n, issued_total, dram, useful, local, flops, int_ops, barriers, int_divs, fp64, special,
                    loads, waits=tuple((*k, e) for k, e in sorted(waits.items())))
 
 
-def _region_bytes(access: AccessLike, params: Mapping[str, Any], args: Mapping[str, int | float]) -> float:
-    """Bytes of the buffer an access reads, -1 where unknown."""
-    p = params.get(access.param) if access.param is not None else None
-    length = args.get(access.param) if access.param is not None else None
+def _buffer_bytes(param: str | None, params: Mapping[str, Any], args: Mapping[str, int | float]) -> float:
+    """Bytes of the pointer parameter's buffer in the scenario, -1 where unknown."""
+    p = params.get(param) if param is not None else None
+    length = args.get(param) if param is not None else None
     elem = type_size(p.type) if p is not None else None
-    if p is not None and isinstance(length, (int, float)) and elem:
+    if p is not None and getattr(p, "pointer", False) and isinstance(length, (int, float)) and elem:
         return float(length) * float(elem)
     return -1.0
 
@@ -275,8 +276,8 @@ def chain_ms(t: Traffic, device: Device) -> tuple[float, float]:
     waves = _waves(t, device)
     # groups start as others end: every wave but the last takes the mean chain, the last the longest
     stretch = (waves - 1 + max(1.0, t.longest_item)) / waves
-    waited = sum(e for _, where, _, e in t.waits if where != "local")  # __local: not in global_loads
-    per_item_ns = (waited_ns(t, device) + max(0.0, t.global_loads - waited) * LOAD_CHAIN_NS) / t.work_items
+    overlapped = max(0.0, t.global_loads - t.waited_global_loads)
+    per_item_ns = (waited_ns(t, device) + overlapped * LOAD_CHAIN_NS) / t.work_items
     loads_ms = waves * per_item_ns * 1e-6
     return CHAIN_FACTOR * serial_ms(t, device) * stretch, loads_ms * stretch
 
