@@ -31,6 +31,13 @@ _SPECIAL = {
     "tanh", "asinh", "acosh", "atanh", "sinpi", "cospi", "tanpi", "asinpi", "acospi", "atanpi", "atan2pi",
     "erf", "erfc", "tgamma", "lgamma", "lgamma_r", "hypot", "fmod", "remainder", "remquo", "divide", "recip",
 }
+# What one call compiles to on a GPU, its cost class (``Ops.math_short`` / ``math_long`` / ``math_pow``;
+# the rest of ``_SPECIAL`` is long): about one special-function-unit result and a fix-up (the hardware
+# approximations, square roots, divisions and the exponentials, whose range reduction is one multiply),
+# a range reduction and a polynomial (trigonometric and inverse functions, logarithms, erf, fmod), or a
+# logarithm and an exponential in extended precision (powers).
+_SHORT = {"sqrt", "rsqrt", "exp", "exp2", "exp10", "expm1", "sinh", "cosh", "tanh", "divide", "recip"}
+_POW = {"pow", "powr", "pown", "rootn"}
 _MANGLED = re.compile(r"_Z(\d+)(\w+)")
 
 
@@ -46,9 +53,10 @@ def count_arithmetic(f: FunctionIR, inst: int, op: str, g: Tally) -> None:
     """An instruction whose opcode is in ``FLOAT_OPS`` or ``INT_OPS``."""
     if op in FLOAT_OPS:
         bump(g, "flops", f.lanes(inst))
+        double = "double" in f.tstr(inst)
         if op in ("fdiv", "frem"):
-            bump(g, "special_ops", f.lanes(inst))
-        if "double" in f.tstr(inst):
+            _special(g, "math_short" if op == "fdiv" else "math_long", f.lanes(inst), double)
+        if double:
             bump(g, "fp64_ops", f.lanes(inst))
     else:
         bump(g, "int_ops", f.lanes(inst) if op != "icmp" else 1)
@@ -65,22 +73,44 @@ def count_math_call(f: FunctionIR, inst: int, callee: str, g: Tally) -> bool:
         return True
     if _FLOAT_RESULT.match(f.text[inst]):
         bump(g, "flops", f.lanes(inst))
-        if "double" in f.tstr(inst):
+        double = "double" in f.tstr(inst)
+        if double:
             bump(g, "fp64_ops", f.lanes(inst))
-        if is_special(callee):
-            bump(g, "special_ops", f.lanes(inst))
+        cls = special_class(callee)
+        if cls is not None:
+            _special(g, cls, f.lanes(inst), double)
         return True
     return False
 
 
+def _special(g: Tally, cls: str, lanes: float, double: bool) -> None:
+    bump(g, "special_ops", lanes)
+    bump(g, cls, lanes)
+    if double:
+        bump(g, "math_fp64", lanes)
+
+
 def is_special(callee: str) -> bool:
     """``_Z3expf`` / ``_Z10native_sinDv4_f`` / ``llvm.sqrt.f32``: a special function?"""
+    return special_class(callee) is not None
+
+
+def special_class(callee: str) -> str | None:
+    """The ``Ops`` field of a special function's cost class (``math_short``, ``math_long``,
+    ``math_pow``), None for any other callee. ``native_`` and ``half_`` forms are hardware
+    approximations: short, whatever the function."""
     if callee.startswith("llvm."):
-        return callee.split(".")[1] in _SPECIAL
-    m = _MANGLED.match(callee)
-    if not m:
-        return False
-    name = m.group(2)[: int(m.group(1))]
-    for prefix in ("native_", "half_"):
-        name = name.removeprefix(prefix)
-    return name in _SPECIAL
+        name = callee.split(".")[1]
+        approx = False
+    else:
+        m = _MANGLED.match(callee)
+        if not m:
+            return None
+        name = m.group(2)[: int(m.group(1))]
+        approx = name.startswith(("native_", "half_"))
+        name = name.removeprefix("native_").removeprefix("half_")
+    if name not in _SPECIAL:
+        return None
+    if approx or name in _SHORT:
+        return "math_short"
+    return "math_pow" if name in _POW else "math_long"

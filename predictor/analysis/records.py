@@ -253,6 +253,12 @@ class Ops:
     # also counted in ``flops``: the roofline weighs them by the device's costs (``ProfileFacts``)
     fp64_ops: float = 0
     special_ops: float = 0
+    # the special functions by what a call compiles to on a GPU (``opcounts.special_class``), and those of
+    # them in double precision; the roofline weighs each by the device's measured cost (``math_costs``)
+    math_short: float = 0
+    math_long: float = 0
+    math_pow: float = 0
+    math_fp64: float = 0
     trip_unknown: bool = False  # some loop's trip count was unknown and counted once
 
     def scaled(self, k: float) -> Ops:

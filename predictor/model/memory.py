@@ -61,6 +61,9 @@ class GpuMemory:
     # pointer chase, one iteration of a linear search whose exit waits for each load
     chase_ns: tuple[tuple[int, float], ...] = ()
     search_ns: tuple[tuple[int, float], ...] = ()
+    # launch time one warp's request of a global atomic adds, device-wide, when no other work-group updates
+    # the same addresses (bench/gpu_serial.py); 0: unknown
+    atomic_ns: float = 0.0
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> GpuMemory:

@@ -34,6 +34,21 @@ _DEFAULT_OVERHEAD_MS = {"gpu": 0.005, "cpu": 0.02, "accelerator": 0.01}
 
 
 @dataclass(frozen=True)
+class MathCosts:
+    """What one special-function call costs a device, in flops of its peak rate (an FMA is 2), per cost
+    class (``analysis.opcounts.special_class``), and what a call in double precision costs more."""
+
+    short: float
+    long: float
+    pow: float
+    fp64_extra: float
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> MathCosts:
+        return cls(float(d["short"]), float(d["long"]), float(d["pow"]), float(d.get("fp64_extra", 0.0)))
+
+
+@dataclass(frozen=True)
 class ProfileFacts:
     """What a profile knows beyond the ``Device`` record."""
 
@@ -57,6 +72,7 @@ class ProfileFacts:
     # (NVIDIA since Volta: 16 results per clock per SM against 128 FMAs). A profile may say otherwise.
     fp64_cost: float = 2.0
     special_op_cost: float = 8.0
+    math_costs: MathCosts | None = None  # measured per cost class; None: special_op_cost for every one
     # A GPU's caches, __local banks and per-SM limits, read by the memory-hierarchy model (``memory.py``);
     # None where the profile does not give them (``memory_notes`` says where each value comes from).
     gpu_memory: GpuMemory | None = None
@@ -77,6 +93,7 @@ def _load(path: Path) -> tuple[Device, ProfileFacts]:
         scalar_loop_regions=bool(data.get("scalar_loop_regions", False)),
         fp64_cost=float(data.get("fp64_cost") or 2.0),
         special_op_cost=float(data.get("special_op_cost") or 8.0),
+        math_costs=MathCosts.from_json(data["math_costs"]) if data.get("math_costs") else None,
         gpu_memory=GpuMemory.from_json(data["gpu_memory"]) if data.get("gpu_memory") else None,
     )
     return device, facts

@@ -32,7 +32,7 @@ from clperf.predictor.model import profiles
 from clperf.predictor.model.memory import MemoryTraffic
 
 MODEL_NAME = "roofline"
-MODEL_VERSION = "5"  # also stands for the analysis behind the learned features (cache keys)
+MODEL_VERSION = "6"  # also stands for the analysis behind the learned features (cache keys)
 
 SEGMENT_BYTES = {"gpu": 32, "cpu": 64, "accelerator": 64}  # GPU sector, CPU cache line
 SIMD_LANES = {"gpu": 32, "cpu": 8, "accelerator": 16}  # work-items that share one uniform load
@@ -80,6 +80,12 @@ class Traffic:
     int_divs: float = 0.0  # divisions by a run-time value (also in int_ops; the roofline adds no more)
     fp64_ops: float = 0.0  # double-precision instructions (also in flops)
     special_ops: float = 0.0  # special-function results: exp, sqrt, sin, divisions... (also in flops)
+    # special_ops by cost class (``Ops.math_short``, ``math_long``, ``math_pow``) and those in double
+    math_short: float = 0.0
+    math_long: float = 0.0
+    math_pow: float = 0.0
+    math_fp64: float = 0.0
+    global_atomics: float = 0.0  # executions of atomics on global memory, all work-items
     global_loads: float = 0.0  # executions of global and constant load instructions, all work-items
     longest_item: float = 1.0  # the longest work-item's chain over the mean one's (a counting run's trace)
     # loads a loop's exit or next address waits for (``analysis.gating``): (how the address moves, address
@@ -171,6 +177,7 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     int_divs = _ops_value(ops, "int_divs") * n
     fp64 = _ops_value(ops, "fp64_ops") * n
     special = _ops_value(ops, "special_ops") * n
+    math = {k: _ops_value(ops, k) * n for k in ("math_short", "math_long", "math_pow", "math_fp64")}
     local = (_ops_value(ops, "local_load_bytes") + _ops_value(ops, "local_store_bytes")) * n
     ops_global = (_ops_value(ops, "global_load_bytes") + _ops_value(ops, "global_store_bytes")
                   + _ops_value(ops, "constant_load_bytes")) * n
@@ -178,7 +185,7 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     counts = list(kernel.access_counts_for(counting)) if hasattr(kernel, "access_counts_for") else []
     # DRAM traffic is capped per buffer and direction: reading and writing one buffer moves it twice
     issued_by_param: dict[tuple[str | None, str], float] = {}
-    useful = loads = 0.0
+    useful = loads = atomics = 0.0
     waits: dict[tuple[str, str, float], float] = {}
     sizes = {p.name: p for p in getattr(kernel, "params", ())}
     for access, per_item in counts:
@@ -190,6 +197,7 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
             continue
         execs = float(per_item) * n
         loads += execs if access.kind == "load" else 0.0
+        atomics += execs if access.kind == "atomic" and access.address_space == "global" else 0.0
         k = (access.param, access.kind)
         moved = execs * bytes_per_execution(access, args, device_type)
         issued_by_param[k] = issued_by_param.get(k, 0.0) + moved
@@ -206,7 +214,8 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     issued_total = sum(issued_by_param.values())
     barriers = float(getattr(kernel, "barriers", 0) or 0)
     return Traffic(n, issued_total, dram, useful, local, flops, int_ops, barriers, int_divs, fp64, special,
-                   loads, waits=tuple((*k, e) for k, e in sorted(waits.items())))
+                   **math, global_atomics=atomics, global_loads=loads,
+                   waits=tuple((*k, e) for k, e in sorted(waits.items())))
 
 
 def _buffer_bytes(param: str | None, params: Mapping[str, Any], args: Mapping[str, int | float]) -> float:
@@ -236,11 +245,18 @@ DEPENDENT_CYCLES = 4.0
 def compute_ops(t: Traffic, device: Device) -> float:
     """The launch's arithmetic in FMA-counted flops of the peak rate: integer ops at INT_OP_COST, and
     double-precision and special-function instructions at the device's extra costs
-    (``profiles.ProfileFacts``). Charging every float instruction the issue slot of an FMA was tried: it
-    fitted the H200 training data worse."""
+    (``profiles.ProfileFacts``): each special function at its cost class's measured cost where the
+    profile has them (``math_costs``, a call in double precision that much more again), else every one at
+    ``special_op_cost``. Charging every float instruction the issue slot of an FMA was tried: it fitted
+    the H200 training data worse."""
     f = profiles.facts(device)
-    return (t.flops + (f.fp64_cost - 1.0) * t.fp64_ops + (f.special_op_cost - 1.0) * t.special_ops
-            + INT_OP_COST * t.int_ops)
+    if f.math_costs is not None:
+        c = f.math_costs
+        special = ((c.short - 1.0) * t.math_short + (c.long - 1.0) * t.math_long
+                   + (c.pow - 1.0) * t.math_pow + c.fp64_extra * t.math_fp64)
+    else:
+        special = (f.special_op_cost - 1.0) * t.special_ops
+    return t.flops + (f.fp64_cost - 1.0) * t.fp64_ops + special + INT_OP_COST * t.int_ops
 
 
 def serial_ms(t: Traffic, device: Device) -> float:
@@ -282,6 +298,16 @@ def chain_ms(t: Traffic, device: Device) -> tuple[float, float]:
     return CHAIN_FACTOR * serial_ms(t, device) * stretch, loads_ms * stretch
 
 
+def atomic_ms(t: Traffic, device: Device) -> float:
+    """The global atomics' own throughput bound: each warp's request at the device's measured cost per
+    request (``GpuMemory.atomic_ns``, requests to addresses no other work-group updates at the same time);
+    0 where the profile does not give it."""
+    mem = profiles.facts(device).gpu_memory
+    if mem is None or not mem.atomic_ns or not t.global_atomics:
+        return 0.0
+    return t.global_atomics / mem.warp_size * mem.atomic_ns * 1e-6
+
+
 def waited_ns(t: Traffic, device: Device) -> float:
     """The loads loops wait for (``Traffic.waits``), each at the device's measured latency for how its
     address moves over its region (``GpuMemory.wait_ns``), summed over all work-items. Where the
@@ -305,7 +331,7 @@ def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, fl
     fl = gflops * 1e9 / 1e3  # flops per ms
     dram_ms = t.dram_bytes / bw
     cache_ms = (t.issued_bytes + t.local_bytes) / (CACHE_FACTOR * bw)
-    memory_ms = max(dram_ms, cache_ms)
+    memory_ms = max(dram_ms, cache_ms, atomic_ms(t, device))
     if compute_ms is None:
         compute_ms = compute_ops(t, device) / fl
     ops_chain, load_chain = chain_ms(t, device)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from clperf.core.records import Scenario
 from clperf.predictor.analysis.pipeline import KernelReport, analyze_text
+from clperf.predictor.model import roofline as rl
 
 
 def kernel(src: str, name: str | None = None) -> KernelReport:
@@ -252,6 +254,21 @@ kernel void f(global double *a, global float4 *b, global float *c) {
     assert k.ops.special_ops == 2 + 4 + 1
     # fabs is not special, the fma counts 2 flops and is single precision
     assert k.ops.flops == 3 + (4 + 4) + (1 + 2 + 1 + 1)
+    # all of them one special-function result and a fix-up: the two in double precision cost more
+    assert (k.ops.math_short, k.ops.math_long, k.ops.math_pow, k.ops.math_fp64) == (7, 0, 0, 2)
+
+
+def test_special_functions_are_classed_by_what_a_call_compiles_to():
+    k = kernel("""
+kernel void f(global float *a, global double *b) {
+    int i = get_global_id(0);
+    a[i] = sin(a[i]) + log(a[i] + 1.0f) + fmod(a[i], 3.0f) + pow(a[i], 1.5f) + native_log(a[i]);
+    b[i] = cos(b[i]);
+}""")
+    assert k.ops.math_long == 4  # sin, log, fmod and the double cos: a range reduction and a polynomial
+    assert k.ops.math_pow == 1
+    assert k.ops.math_short == 1  # native_log: the hardware approximation
+    assert k.ops.math_fp64 == 1 and k.ops.special_ops == 6
 
 
 def test_atomics_builtin_and_local():
@@ -267,6 +284,10 @@ kernel void h(global const int *data, global int *hist, local int *bins) {
     assert k.ops.atomics == 2
     hist = {p.name: p for p in k.params}["hist"]
     assert hist.read and hist.written
+    # the roofline's atomic bound counts the global one only, for every work-item (the analysis does not
+    # know how many take the branch)
+    t = rl.traffic(k, Scenario(global_size=(4096,), local_size=(256,), args={}), "gpu")
+    assert t.global_atomics == 4096
 
 
 def test_atomics_cl20_atomicrmw():

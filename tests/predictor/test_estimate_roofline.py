@@ -51,6 +51,31 @@ def test_double_precision_and_special_functions_cost_the_device_facts() -> None:
     assert f.fp64_cost > 1 and f.special_op_cost > 1
 
 
+def test_special_functions_cost_their_class_on_a_profile_that_measured_them() -> None:
+    h200 = profiles.select_device("h200")
+    c = profiles.facts(h200).math_costs
+    assert c is not None and 1 < c.short < c.long < c.pow and c.fp64_extra > 0
+    base = rl.Traffic(1 << 20, 0.0, 0.0, 0.0, 0.0, 1e12, 0.0, 0.0)
+    sines = replace(base, special_ops=1e11, math_long=1e11)
+    roots = replace(base, special_ops=1e11, math_short=1e11)
+    assert rl.compute_ops(sines, h200) - rl.compute_ops(base, h200) == pytest.approx((c.long - 1) * 1e11)
+    assert rl.compute_ops(roots, h200) - rl.compute_ops(base, h200) == pytest.approx((c.short - 1) * 1e11)
+    doubled = replace(sines, math_fp64=1e11)
+    assert rl.compute_ops(doubled, h200) - rl.compute_ops(sines, h200) == pytest.approx(c.fp64_extra * 1e11)
+
+
+def test_global_atomics_are_bound_by_the_measured_cost_of_a_warp_request() -> None:
+    h200 = profiles.select_device("h200")
+    mem = profiles.facts(h200).gpu_memory
+    assert mem is not None and mem.atomic_ns > 0
+    t = replace(_traffic(dram=1e6), global_atomics=32e9)  # 1e9 warp requests
+    assert rl.atomic_ms(t, h200) == pytest.approx(1e9 * mem.atomic_ns * 1e-6)
+    bw, fl, _ = profiles.peaks(h200)
+    r = rl.roofline(t, h200, bw, fl, 0.005)
+    assert r.bound == "memory" and r.memory_ms == pytest.approx(rl.atomic_ms(t, h200))
+    assert rl.atomic_ms(t, GPU) == 0.0  # a device whose profile does not measure them
+
+
 def test_wasted_segments_cost_cache_bandwidth() -> None:
     lean = rl.roofline(_traffic(dram=1e8), GPU, 1000.0, 50000.0, 0.0)
     wasteful = rl.roofline(_traffic(dram=1e8, issued=32e8), GPU, 1000.0, 50000.0, 0.0)

@@ -1,0 +1,113 @@
+"""What a warp pays when its 32 work-items reach different addresses where the hardware serves one address
+at a time: ``__constant`` reads (the constant cache broadcasts one address per request) and atomics
+(lanes updating the same address wait for each other). For the device profile's ``gpu_memory`` block
+(``constant_ns``, ``atomic_ns``). Runs on the GPU machine with pyopencl (no clperf):
+
+    python3 bench/gpu_serial.py [PLATFORM_SUBSTRING] > serial.json
+
+Every kernel runs a launch that fills the device; each work-item makes ``REPS`` accesses whose address
+depends on its lane: lane ``l`` of a warp uses slot ``l % d`` of a small table, so a warp request reaches
+``d`` distinct addresses (d = 1, 2, 4, 8, 16, 32). Kinds:
+
+* ``constant``: a read of a 256-entry ``__constant float`` table (it fits the constant cache), the
+  address moving with the iteration so no read is hoisted;
+* ``global_atomic``: ``atomic_inc`` on a 256-entry global table, every warp of the device on the same
+  table (the contention of a shared histogram);
+* ``global_atomic_private``: the same on a table per work-group (a histogram per group);
+* ``local_atomic``: ``atomic_inc`` on a ``__local`` table per group.
+
+Printed (JSON): the device and per kind the rows ``{"distinct": d, "ns_per_warp_access": ...}``: the
+launch's time over the warp requests it makes (device-wide throughput, so a value is what one more warp
+request costs the launch), the best of five launches.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pyopencl as cl
+
+REPS = 256
+SOURCE = r"""
+__kernel void const_read(__constant float* table, uint d, __global float* out) {
+    uint lane = get_local_id(0) % 32u;
+    float acc = 0.0f;
+    for (uint r = 0; r < REPS; ++r)
+        acc += table[((lane % d) * 8u + r) & 255u];
+    out[get_global_id(0)] = acc;
+}
+__kernel void global_atomic(__global uint* table, uint d) {
+    uint lane = get_local_id(0) % 32u;
+    for (uint r = 0; r < REPS; ++r)
+        atomic_inc(&table[((lane % d) * 8u + r) & 255u]);
+}
+__kernel void global_atomic_private(__global uint* tables, uint d) {
+    __global uint* table = tables + get_group_id(0) * 256u;
+    uint lane = get_local_id(0) % 32u;
+    for (uint r = 0; r < REPS; ++r)
+        atomic_inc(&table[((lane % d) * 8u + r) & 255u]);
+}
+__kernel void local_atomic(uint d, __global uint* out) {
+    __local uint table[256];
+    uint lane = get_local_id(0) % 32u;
+    for (uint i = get_local_id(0); i < 256u; i += get_local_size(0))
+        table[i] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint r = 0; r < REPS; ++r)
+        atomic_inc(&table[((lane % d) * 8u + r) & 255u]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0) out[get_group_id(0)] = table[0];
+}
+"""
+
+
+def best_ms(launch, repeat: int = 5) -> float:
+    launch().wait()
+    best = float("inf")
+    for _ in range(repeat):
+        ev = launch()
+        ev.wait()
+        best = min(best, (ev.profile.end - ev.profile.start) * 1e-6)
+    return best
+
+
+def main() -> None:
+    want = sys.argv[1].lower() if len(sys.argv) > 1 else ""
+    devices = [d for p in cl.get_platforms() if want in p.name.lower() for d in p.get_devices()]
+    dev = next((d for d in devices if d.type & cl.device_type.GPU), devices[0])  # a CPU for trying it
+    ctx = cl.Context([dev])
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    prg = cl.Program(ctx, SOURCE).build(options=[f"-DREPS={REPS}u"])
+    group = 256
+    items = dev.max_compute_units * 2048
+    groups = items // group
+    warps = items // 32
+    table = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                      hostbuf=np.arange(256, dtype=np.float32))
+    counters = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, groups * 256 * 4)
+    out = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, items * 4)
+    # result key -> (kernel, its arguments before d, after d)
+    kinds = {
+        "constant": ("const_read", (table,), (out,)),
+        "global_atomic": ("global_atomic", (counters,), ()),
+        "global_atomic_private": ("global_atomic_private", (counters,), ()),
+        "local_atomic": ("local_atomic", (), (out,)),
+    }
+    result: dict[str, object] = {"device": dev.name, "driver": dev.driver_version, "work_items": items,
+                                 "group": group, "reps": REPS}
+    for kind, (name, before, after) in kinds.items():
+        k = cl.Kernel(prg, name)
+        rows = []
+        for d in (1, 2, 4, 8, 16, 32):
+            args = (*before, np.uint32(d), *after)
+            ms = best_ms(lambda k=k, args=args: k(queue, (items,), (group,), *args))
+            rows.append({"distinct": d, "ms": ms, "ns_per_warp_access": ms * 1e6 / (warps * REPS)})
+        result[kind] = rows
+    json.dump(result, sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()
