@@ -275,11 +275,14 @@ def _waves(t: Traffic, device: Device) -> int:
 # A GPU launch takes at least the time its work-items' own chains take, wave after wave of resident ones:
 # CHAIN_FACTOR times ``serial_ms`` (a real chain mixes instruction kinds that wait on each other's issue,
 # not back-to-back FMAs), or LOAD_CHAIN_NS per global load a work-item executes (a load's latency over
-# the loads a warp keeps in flight). Both fitted on the H200 training data's hand-written families
-# (``bench/chain_fit.py`` prints the grid): the roofline's median |log(measured / estimate)| there goes
-# from 0.19 to 0.16, and from 0.76 to 0.24 on launches of 0.2 ms or more, most of them small grids with
-# long loops. Launches that fill the device stay bound by the throughput terms.
-CHAIN_FACTOR = 2.0
+# the loads a warp keeps in flight). Both read off the H200 training data (``bench/chain_fit.py`` prints
+# the grid): the roofline's median |log(measured / estimate)| on the hand-written families goes from
+# 0.24 without the bound to 0.20, on their launches of 0.2 ms or more (most of them small grids with long
+# loops) from 2.32 to 0.73, on the generated kernels from 0.56 to 0.36. 80 ns would fit the long
+# launches better (0.50) but charge an overlapped load more than the measured latency of a load a loop
+# waits for (``waited_ns``: 47-76 ns for a search iteration in L1 and L2). Launches that fill the device
+# stay bound by the throughput terms.
+CHAIN_FACTOR = 1.0
 LOAD_CHAIN_NS = 40.0
 
 

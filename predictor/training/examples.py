@@ -29,7 +29,7 @@ from clperf.predictor.training.datasets import Sources, expand_data, read_record
 
 log = logging.getLogger(__name__)
 
-FEATURES_VERSION = "20"  # part of the cache key and of a model's meta: bump when the features change
+FEATURES_VERSION = "21"  # part of the cache key and of a model's meta: bump when the features change
 
 
 @dataclass
