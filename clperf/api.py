@@ -303,10 +303,11 @@ class Workspace:
 
     @staticmethod
     def counted(kernel: KernelReport, counts: Counts | None) -> KernelReport:
-        """``kernel`` with the trip counts the counting run measured (unchanged without one)."""
+        """``kernel`` with the counts the counting run measured: its blocks' executions, the loops' trip
+        counts (unchanged without one)."""
         if counts is None:
             return kernel
-        return kernel.with_trips(kernel.trips_from(counts.blocks))
+        return kernel.with_counts(counts.blocks)
 
     # ---- estimates -------------------------------------------------------------------------------------
 

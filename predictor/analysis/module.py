@@ -113,6 +113,7 @@ def _kernel(
         divergent_barriers=tuple(res.divergent_barriers),
         staged=tuple(sorted(res.staged)),
         op_groups=tuple(res.op_groups),
+        op_blocks=tuple(res.op_blocks),
         required_local=_required_local(ftext, txt),
     )
     total = Ops()

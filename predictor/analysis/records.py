@@ -208,6 +208,7 @@ class Access:
     loops: tuple[int, ...] = ()  # indices into KernelReport.loops, outermost first
     offset: poly.FrozenPoly = field(default=(), compare=False, repr=False)  # bytes from the base pointer
     wait: str | None = None  # the loop's exit waits for this load: "walk", "chase" or "fixed" (``gating``)
+    block: str = field(default="", compare=False)  # the IR block holding it (a counting run counts blocks)
 
     def to_json(self) -> dict[str, Any]:
         d = {
@@ -303,6 +304,10 @@ class KernelReport:
     staged: tuple[str, ...] = ()  # parameters the kernel already copies into __local memory
     # (loop indices outermost first, ops executed once per iteration of those loops)
     op_groups: tuple[tuple[tuple[int, ...], Ops], ...] = field(default=(), repr=False, compare=False)
+    # (IR block, ops of one execution of it), and a counting run's executions per work-item of each block
+    # (``with_counts``): then counts come from the blocks, branches and all, not from the loops' trips
+    op_blocks: tuple[tuple[str, Ops], ...] = field(default=(), repr=False, compare=False)
+    block_runs: Mapping[str, float] | None = field(default=None, repr=False, compare=False)
     required_local: tuple[int, ...] | None = None  # __attribute__((reqd_work_group_size(X, Y, Z)))
 
     def _weight(self, loops: tuple[int, ...], args: Mapping[str, int | float] | None) -> tuple[float, bool]:
@@ -322,6 +327,9 @@ class KernelReport:
         A loop whose count cannot be evaluated (it depends on the work-item, on loaded data, or on an
         argument missing from ``args``) counts once, and ``trip_unknown`` is set.
         """
+        if self._counted:
+            assert self.block_runs is not None
+            return sum((ops.scaled(self.block_runs.get(b, 0.0)) for b, ops in self.op_blocks), Ops())
         total = Ops()
         for loops, ops in self.op_groups:
             w, unknown = self._weight(loops, args)
@@ -358,13 +366,30 @@ class KernelReport:
                       for i, lp in enumerate(self.loops))
         return replace(self, loops=loops)
 
+    def with_counts(self, blocks: Mapping[str, float]) -> KernelReport:
+        """This kernel with a counting run's block counts (IR block -> mean executions per work-item;
+        blocks that never ran absent): the loops' trip counts (``with_trips``), and every operation and
+        access counted as often as its block ran, so that a branch counts as often as it was taken."""
+        return replace(self.with_trips(self.trips_from(blocks)), block_runs=dict(blocks))
+
+    @property
+    def _counted(self) -> bool:
+        """Whether counts come from a counting run's blocks: it ran, and the analysis named every block
+        of the kernel's operations and accesses."""
+        return (self.block_runs is not None and bool(self.op_blocks)
+                and all(a.block for a in self.accesses))
+
     @property
     def trips_measured(self) -> bool:
         """Whether a counting run gave this kernel's trip counts."""
         return any(lp.measured is not None for lp in self.loops)
 
     def access_counts_for(self, args: Mapping[str, int | float]) -> list[tuple[Access, float]]:
-        """Each access with how many times one work-item executes it for these argument values."""
+        """Each access with how many times one work-item executes it for these argument values (or, after
+        a counting run, as often as its block ran)."""
+        if self._counted:
+            assert self.block_runs is not None
+            return [(a, self.block_runs.get(a.block, 0.0)) for a in self.accesses]
         return [(a, self._weight(a.loops, args)[0]) for a in self.accesses]
 
     def to_json(self) -> dict[str, Any]:

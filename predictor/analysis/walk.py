@@ -47,6 +47,7 @@ class WalkResult:
     loops: list[LoopInfo]
     barriers: int
     op_groups: list[tuple[tuple[int, ...], Ops]]
+    op_blocks: list[tuple[str, Ops]]  # each block's ops per execution, for a counting run's block counts
     divergent_barriers: list[tuple[int, int, int]]  # (barrier line, column, condition line)
     staged: set[str]  # parameters whose loaded values are stored to __local memory
     dims: int
@@ -59,6 +60,7 @@ class _Seen:
     """What the walk gathers besides the accesses."""
 
     groups: dict[tuple[int, ...], Tally] = field(default_factory=dict)  # loop chain -> op tally
+    blocks: dict[int, Tally] = field(default_factory=dict)  # block -> op tally of one execution
     barriers: list[tuple[int, int]] = field(default_factory=list)  # (block, call)
     staged: set[str] = field(default_factory=set)
     read: set[str] = field(default_factory=set)
@@ -87,11 +89,16 @@ class KernelWalk:
         for bi in self.cfg.rpo:
             chain = self.loops.block_loops[bi]
             g = self.seen.groups.setdefault(chain, {})
+            b = self.seen.blocks.setdefault(bi, {})
             for inst in self.f.insts[bi]:
-                self._instruction(bi, inst, chain, g)
+                self._instruction(bi, inst, chain, b)
+            for k, v in b.items():
+                g[k] = g.get(k, 0) + v
         seen = self.seen
         waits = waited_loads(self.f, self.cfg, self.loops)
-        found = [replace(a, wait=waits[i]) if i in waits and a.kind == "load" else a
+        names = [blk.name for blk in self.f.blocks]
+        found = [replace(a, wait=waits[i] if i in waits and a.kind == "load" else a.wait,
+                         block=names[self.f.inst_block[i]])
                  for a, i in zip(self.accesses.found, self.accesses.found_insts, strict=True)]
         for a in found:
             if a.param:
@@ -103,9 +110,11 @@ class KernelWalk:
         loops, order = _loop_infos(self.loops.loops, [b.name for b in self.f.blocks])
         accesses = sorted((_renumber(a, order, loops) for a in found), key=lambda a: (a.line, a.column))
         op_groups = [(tuple(order[i] for i in chain), to_ops(g)) for chain, g in seen.groups.items() if g]
+        op_blocks = [(names[bi], to_ops(b)) for bi, b in seen.blocks.items() if b]
         # before reading dims: a branch condition may be the first use of get_local_id(1)
         divergent = divergent_barriers(self.f, self.cfg, self.values, seen.barriers)
         return WalkResult(accesses=accesses, loops=loops, barriers=len(seen.barriers), op_groups=op_groups,
+                          op_blocks=op_blocks,
                           divergent_barriers=divergent, staged=seen.staged, dims=self.values.dims_used,
                           read=seen.read, written=seen.written)
 

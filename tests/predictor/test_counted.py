@@ -68,6 +68,34 @@ def test_measured_trips_replace_the_ones_the_analysis_cannot_tell() -> None:
     assert Workspace.needs_count(k, sc) and not Workspace.needs_count(counted, sc)
 
 
+BRANCH = """
+__kernel void some(__global const float* x, __global float* y, __global const int* flag) {
+    int i = get_global_id(0);
+    float v = x[i];
+    if (flag[i])
+        v = sin(v) * cos(v) + x[i + 1];
+    y[i] = v;
+}
+"""
+
+
+def test_block_counts_count_a_branch_as_often_as_it_was_taken() -> None:
+    k = analyze_text(BRANCH).kernel("some")
+    sc = Scenario((1024,), (64,), {"x": 1025, "y": 1024, "flag": 1024})
+    names = {b for b, _ in k.op_blocks}
+    assert all(a.block for a in k.accesses) and len(names) == len(k.op_blocks)
+    taken = next(b for b, ops in k.op_blocks if ops.math_long)  # the block with the sine and cosine
+    static = traffic(k, sc, "gpu")
+    assert static.math_long == 2 * 1024  # statically every work-item takes the branch
+    # a counting run in which a quarter of the work-items took it: every other block ran once each
+    runs = {b: (0.25 if b == taken else 1.0) for b, _ in k.op_blocks}
+    counted = traffic(k.with_counts(runs), sc, "gpu")
+    assert counted.math_long == pytest.approx(0.25 * 2 * 1024)
+    x_reads = {a.line: n for a, n in k.with_counts(runs).access_counts_for(count_args(sc)) if a.param == "x"}
+    assert sorted(x_reads.values()) == [0.25, 1.0]  # x[i + 1] in the branch, x[i] before it
+    assert counted.global_loads < static.global_loads
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("oclgrind") is None, reason="the counting run needs Oclgrind")
 def test_predict_counts_a_data_dependent_loop(tmp_path: Path) -> None:
