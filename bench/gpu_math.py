@@ -96,12 +96,17 @@ def best_ms(launch, repeat: int = 5) -> float:
     return best
 
 
-def main() -> None:
-    want = sys.argv[1].lower() if len(sys.argv) > 1 else ""
-    devices = [d for p in cl.get_platforms() if want in p.name.lower() for d in p.get_devices()]
-    dev = next((d for d in devices if d.type & cl.device_type.GPU), devices[0])  # a CPU for trying it
+def open_device(want: str) -> tuple[cl.Device, cl.Context, cl.CommandQueue]:
+    """The first GPU of a platform whose name contains ``want`` (else its first device, for trying a script
+    on a CPU), its context and a profiling queue."""
+    devices = [d for p in cl.get_platforms() if want.lower() in p.name.lower() for d in p.get_devices()]
+    dev = next((d for d in devices if d.type & cl.device_type.GPU), devices[0])
     ctx = cl.Context([dev])
-    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    return dev, ctx, cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+
+
+def main() -> None:
+    dev, ctx, queue = open_device(sys.argv[1] if len(sys.argv) > 1 else "")
     items = dev.max_compute_units * 2048 * 4
     out = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, items * 8)
 

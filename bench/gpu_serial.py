@@ -3,7 +3,7 @@ at a time: ``__constant`` reads (the constant cache broadcasts one address per r
 (lanes updating the same address wait for each other). For the device profile's ``gpu_memory`` block
 (``constant_ns``, ``atomic_ns``). Runs on the GPU machine with pyopencl (no clperf):
 
-    python3 bench/gpu_serial.py [PLATFORM_SUBSTRING] > serial.json
+    python3 bench/gpu_serial.py [PLATFORM_SUBSTRING] > serial.json     (beside bench/gpu_math.py)
 
 Every kernel runs a launch that fills the device; each work-item makes ``REPS`` accesses whose address
 depends on its lane: lane ``l`` of a warp uses slot ``l % d`` of a small table, so a warp request reaches
@@ -28,6 +28,7 @@ import sys
 
 import numpy as np
 import pyopencl as cl
+from gpu_math import best_ms, open_device  # run as bench/gpu_serial.py: bench/ is on the path
 
 REPS = 256
 SOURCE = r"""
@@ -63,22 +64,8 @@ __kernel void local_atomic(uint d, __global uint* out) {
 """
 
 
-def best_ms(launch, repeat: int = 5) -> float:
-    launch().wait()
-    best = float("inf")
-    for _ in range(repeat):
-        ev = launch()
-        ev.wait()
-        best = min(best, (ev.profile.end - ev.profile.start) * 1e-6)
-    return best
-
-
 def main() -> None:
-    want = sys.argv[1].lower() if len(sys.argv) > 1 else ""
-    devices = [d for p in cl.get_platforms() if want in p.name.lower() for d in p.get_devices()]
-    dev = next((d for d in devices if d.type & cl.device_type.GPU), devices[0])  # a CPU for trying it
-    ctx = cl.Context([dev])
-    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    dev, ctx, queue = open_device(sys.argv[1] if len(sys.argv) > 1 else "")
     prg = cl.Program(ctx, SOURCE).build(options=[f"-DREPS={REPS}u"])
     group = 256
     items = dev.max_compute_units * 2048
