@@ -107,7 +107,7 @@ class KernelWalk:
                 if a.kind in ("store", "atomic"):
                     seen.written.add(a.param)
         partition_trips(self.f, self.values, self.loops.loops, found)
-        loops, order = _loop_infos(self.loops.loops, [b.name for b in self.f.blocks])
+        loops, order = _loop_infos(self.loops.loops, names)
         accesses = sorted((_renumber(a, order, loops) for a in found), key=lambda a: (a.line, a.column))
         op_groups = [(tuple(order[i] for i in chain), to_ops(g)) for chain, g in seen.groups.items() if g]
         op_blocks = [(names[bi], to_ops(b)) for bi, b in seen.blocks.items() if b]
