@@ -120,14 +120,24 @@ def facts(device: Device) -> ProfileFacts:
     return ProfileFacts(launch_overhead_ms=_DEFAULT_OVERHEAD_MS.get(device.type, 0.01))
 
 
+def describes(profile: Device, device: Device) -> bool:
+    """Whether a shipped profile's peaks are ``device``'s: the profile itself, or a discovered device of
+    the same name, platform and compute units (PoCL names every AMD EPYC alike, whatever its cores)."""
+    if profile.name != device.name:
+        return False
+    return device.source != "discovered" or (profile.platform == device.platform
+                                             and profile.compute_units == device.compute_units)
+
+
 def peaks(device: Device) -> tuple[float, float, bool]:
-    """``(bandwidth GB/s, GFLOP/s, measured)``: the device's measured peaks, else its profile's, else the
-    vendor figures of its profile (``measured`` is False then). Raises DeviceError when there are none."""
+    """``(bandwidth GB/s, GFLOP/s, measured)``: the device's measured peaks, else those of the profile
+    that ``describes`` it, else that profile's vendor figures (``measured`` is False then). Raises
+    DeviceError when there are none."""
     bw, fl = device.peak_bandwidth_gbs, device.peak_gflops
     if bw and fl:
         return float(bw), float(fl), True
     for d, f in _shipped():
-        if d.name == device.name:
+        if describes(d, device):
             bw = bw or d.peak_bandwidth_gbs
             fl = fl or d.peak_gflops
             if bw and fl:

@@ -228,8 +228,10 @@ def test_blocks_read_ir_names_and_loop_nests_from_llc_assembly():
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("needs_core_timing")
-def test_launch_cycles_repeat_blocks_and_inner_loops_by_their_counts():
+def test_launch_cycles_repeat_blocks_and_inner_loops_by_their_counts(monkeypatch):
+    # the composition, costed by llvm-mca (as where the code cannot run here): a timed run on shared
+    # cores varies by tens of percent from one pass to the next
+    monkeypatch.setattr(compiled.core_run, "cycles", lambda instructions: None)
     code = compiled.blocks(ASM, "_pocl_kernel_k_workgroup")
     counts = {"<entry>": 1, "pregion_for_entry.entry.i": 100, "for.body.i": 800, "for.end.i": 100}
     cycles, notes = compiled.launch_cycles(code, counts)
@@ -243,7 +245,7 @@ def test_launch_cycles_repeat_blocks_and_inner_loops_by_their_counts():
     big = {k: v if k == "<entry>" else 100 * v for k, v in counts.items()}
     cycles100, notes = compiled.launch_cycles(code, big)
     assert "without its inner loops" in notes[0] and any("10000 passes" in n for n in notes)
-    assert cycles100 == pytest.approx(100 * cycles, rel=0.25)
+    assert cycles100 == pytest.approx(100 * cycles, rel=0.05)
 
 
 def test_taken_branches_are_read_from_block_runs():

@@ -108,6 +108,18 @@ def test_a_device_without_peaks_is_a_clear_error() -> None:
         profiles.peaks(d)
 
 
+def test_a_discovered_device_takes_a_profiles_peaks_only_when_the_profile_is_of_that_device() -> None:
+    pocl = next(d for d in profiles.shipped() if d.platform == "Portable Computing Language")
+    found = replace(pocl, source="discovered", peak_bandwidth_gbs=None, peak_gflops=None)
+    assert profiles.peaks(found) == (pocl.peak_bandwidth_gbs, pocl.peak_gflops, True)
+    # PoCL names every AMD EPYC alike: one of another core count has peaks of its own, measured
+    bigger = replace(found, compute_units=64)
+    assert not profiles.describes(pocl, bigger)
+    with pytest.raises(DeviceError, match="clperf devices"):
+        profiles.peaks(bigger)
+    assert profiles.peaks(replace(bigger, peak_bandwidth_gbs=90.0, peak_gflops=900.0)) == (90.0, 900.0, True)
+
+
 def test_a_small_grid_with_long_loops_is_bound_by_its_work_items_chains() -> None:
     # 8,192 work-items (one wave), each executing 32,768 loads (of 64 MB, served by the caches) and
     # 65,536 flops: the throughput terms are tens of microseconds, the chains of one work-item a millisecond

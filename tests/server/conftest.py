@@ -74,6 +74,19 @@ async def bare(lsp_client: LanguageClient):
     await lsp_client.shutdown_session()
 
 
+# PoCL with one compute unit: a real local device that no shipped profile describes (the PoCL profile is
+# of two cores), so its peaks are unknown until measured, whatever machine the tests run on
+UNPROFILED = ClientServerConfig(server_command=SERVER, server_env={**ENV, "POCL_MAX_PTHREAD_COUNT": "1"},
+                                client_factory=make_client)
+
+
+@pytest_lsp.fixture(config=UNPROFILED)
+async def unprofiled(lsp_client: LanguageClient):
+    """``bare`` on a local device with no shipped profile: its peaks are unknown until measured."""
+    yield
+    await lsp_client.shutdown_session()
+
+
 async def until(predicate: Callable[[], Any], timeout_s: float = 60.0, what: str = "condition") -> Any:
     """Poll ``predicate`` (cheap, client-side state) until it returns something truthy."""
     deadline = time.monotonic() + timeout_s

@@ -181,23 +181,25 @@ async def test_benchmark_without_a_document_is_an_error_not_a_crash(client: Lang
 
 @pytest.mark.e2e
 @pytest.mark.slow
-async def test_no_kernel_runs_without_the_benchmark_command(bare: LanguageClient, lsp, tmp_path) -> None:
+async def test_no_kernel_runs_without_the_benchmark_command(unprofiled: LanguageClient, lsp,
+                                                            tmp_path) -> None:
     home = tmp_path / "state"
     # measurePeaks off: not even clperf's own peak kernels (test_devices.py has them measured)
-    await lsp.start(bare, "visual-studio-code", {"cacheDirectory": str(home), "device": "portable",
-                                                 "measurePeaks": False})
+    await lsp.start(unprofiled, "visual-studio-code", {"cacheDirectory": str(home), "device": "portable",
+                                                       "measurePeaks": False})
     text = lsp.fixture_text("kernels.cl")
-    uri = await lsp.open_doc(bare, text)
-    lsp.replace_all(bare, uri, text + "\n", version=2)
-    await lsp.until(lambda: lsp.published(bare, uri, 2))
+    uri = await lsp.open_doc(unprofiled, text)
+    lsp.replace_all(unprofiled, uri, text + "\n", version=2)
+    await lsp.until(lambda: lsp.published(unprofiled, uri, 2))
     for line in range(0, 25, 3):
-        await bare.text_document_hover_async(
+        await unprofiled.text_document_hover_async(
             types.HoverParams(text_document=lsp.doc_id(uri), position=types.Position(line=line, character=16))
         )
-    lenses = await bare.text_document_code_lens_async(types.CodeLensParams(text_document=lsp.doc_id(uri)))
+    lenses = await unprofiled.text_document_code_lens_async(
+        types.CodeLensParams(text_document=lsp.doc_id(uri)))
     assert "clperf.measurePeaks is off" in lenses[0].command.title, lenses[0].command.title
-    await command(bare, "clperf.selectDevice")
-    await command(bare, "clperf.currentDevice")
+    await command(unprofiled, "clperf.selectDevice")
+    await command(unprofiled, "clperf.currentDevice")
     # no benchmark worker was started, no device peaks were measured, nothing was stored
-    assert [n for n in lsp.children(bare._server.pid) if n != "clang-19"] == []  # type: ignore[union-attr]
+    assert [n for n in lsp.children(unprofiled._server.pid) if n != "clang-19"] == []  # type: ignore[union-attr]
     assert not (home / "devices").exists() and not (home / "measurements.jsonl").exists()
