@@ -12,6 +12,11 @@ import argparse
 from pathlib import Path
 
 from clperf.api import Workspace, select_device
+from clperf.benchmark.counting import Counts
+from clperf.core.records import Device, Scenario
+from clperf.predictor.analysis.pipeline import KernelReport
+from clperf.predictor.model import profiles
+from clperf.predictor.model import roofline as rl
 from clperf.predictor.training import devset as D
 
 
@@ -51,6 +56,27 @@ def main() -> None:
                                   calibrate=False, counts=counts, caches=caches)
                 name = ("model" if use_model else "roofline") + ("+caches" if caches else "+counts")
                 print(f"  {name:<16} {est.time_ms:.4g} ms ({est.time_ms / measured:.2f}x)")
+        terms(ws, kernel, scenario, device, counts)
+
+
+def terms(ws: Workspace, kernel: KernelReport, scenario: Scenario, device: Device,
+          counts: Counts | None) -> None:
+    """The roofline's terms with the counting run's trace (its caches), in ms: which one binds."""
+    t = rl.traffic(ws.counted(kernel, counts), scenario, device.type)
+    traffic = ws.memory(kernel, scenario, device, counts)
+    if traffic is not None:
+        t = rl.with_memory(t, traffic)
+    bw, fl, _ = profiles.peaks(device)
+    bpms, fpms = bw * 1e6, fl * 1e6  # bytes and flops per ms
+    ops, loads = rl.chain_ms(t, device)
+    l2 = "" if t.l2_bytes is None else f", L1 misses {t.l2_bytes / 1e6:.4g} MB"
+    print(f"  terms: dram {t.dram_bytes / bpms:.4g}  cache {rl.cache_ms(t, device, bw):.4g}"
+          f" (issued {t.issued_bytes / 1e6:.4g} MB, local {t.local_bytes / 1e6:.4g} MB{l2})"
+          f"  compute {rl.compute_ops(t, device) / fpms:.4g}  ops chain {ops:.4g}  load chain {loads:.4g}"
+          f"  atomics {rl.atomic_ms(t, device):.4g}")
+    print(f"  work-items {t.work_items}, flops {t.flops:.4g}, int ops {t.int_ops:.4g},"
+          f" loads {t.global_loads:.4g}, waited {t.waited_global_loads:.4g},"
+          f" longest item {t.longest_item:.2f}x, barriers {t.barriers:.3g}")
 
 
 if __name__ == "__main__":

@@ -296,9 +296,11 @@ class Workspace:
             counts_trace = counts.trace[counts.trace["group"] != counts.trace["group"][-1]]
         else:
             counts_trace = counts.trace
+        sizes = {i: float(scenario.args.get(p.name, 0)) * (type_size(p.type) or 0)
+                 for i, p in enumerate(kernel.params) if p.pointer and p.address_space != "local"}
         traffic = memory.memory_traffic(counts_trace, counts.groups_total, mem,
                                         groups_per_sm=max(1, occ.groups_per_sm), sms=device.compute_units,
-                                        local_bytes_per_group=local, traced_groups=traced)
+                                        local_bytes_per_group=local, traced_groups=traced, buffer_bytes=sizes)
         return replace(traffic, longest_group=counts.longest_group)
 
     @staticmethod

@@ -64,6 +64,15 @@ class GpuMemory:
     # launch time one warp's request of a global atomic adds, device-wide, when no other work-group updates
     # the same addresses (bench/gpu_serial.py); 0: unknown
     atomic_ns: float = 0.0
+    # measured device-wide read rates (bench/gpu_onchip.py), GB/s: __local (conflict-free, so bytes of
+    # wavefronts), global reads that hit L1, and those that miss L1 and hit L2; 0: unknown
+    local_gbs: float = 0.0
+    l1_gbs: float = 0.0
+    l2_gbs: float = 0.0
+
+    @property
+    def onchip_rates(self) -> bool:
+        return bool(self.local_gbs and self.l1_gbs and self.l2_gbs)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> GpuMemory:
@@ -203,7 +212,7 @@ def _select(trace: np.ndarray, local: bool) -> dict[str, np.ndarray]:
     m = space == LOCAL if local else (space == GLOBAL) | (space == CONSTANT)
     picked = trace if m.all() else trace[m]
     t = {n: np.array(picked[n]) for n in ("group", "item", "site", "seq", "offset", "size", "kind", "space",
-                                          "buffer")}
+                                          "buffer", "arg")}
     copy = np.flatnonzero(t["item"] == NO_ITEM)  # a group's copy is made by its work-items, 32 at a time
     t["item"][copy], t["seq"][copy] = np.arange(len(copy)) % 32, np.arange(len(copy)) // 32
     t["region"] = _rank(_key(t["space"], t["buffer"]))
@@ -356,10 +365,13 @@ def _stream(t: Mapping[str, np.ndarray], warp_size: int, sector: int) -> _Stream
     return _Stream(group, cls, cls_region, sec, write, retouch, dist, nreq)
 
 
-def _launch_footprint(s: _Stream, traced: int, groups_total: int) -> tuple[np.ndarray, np.ndarray]:
+def _launch_footprint(s: _Stream, traced: int, groups_total: int,
+                      buffer_sectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per class: distinct sectors per group (mean over the traced groups) and distinct sectors of the whole
-    grid, estimated as the traced groups' union, grown to what all groups would touch without sharing but no
-    more than the range of the buffer the traced groups cover (they are spread over the grid)."""
+    grid. The grid's: the traced groups' union, grown towards what all groups would touch without sharing
+    as far as the traced groups touch sectors of their own (none where each touches what the others do;
+    one traced group: all), and no further than the class's buffer (``buffer_sectors``, per class; 0 where
+    unknown: then no further than the range the traced groups cover, as they are spread over the grid)."""
     ncls = int(s.cls.max()) + 1
     per_group = np.bincount(s.cls[~s.retouch], minlength=ncls) / traced
     key = np.sort(_key(s.cls, s.sector))  # class leads the key: sorted keys and sorted classes line up
@@ -370,7 +382,14 @@ def _launch_footprint(s: _Stream, traced: int, groups_total: int) -> tuple[np.nd
     np.minimum.at(lo, s.cls, s.sector)
     np.maximum.at(hi, s.cls, s.sector)
     span = (hi - lo + 1).astype(np.float64)
-    return per_group, np.maximum(union, np.minimum(per_group * groups_total, span))
+    unknown = np.maximum(union, np.minimum(per_group * groups_total, span))
+    if traced > 1:
+        own = np.clip((union - per_group) / np.maximum(per_group * (traced - 1), 1e-9), 0.0, 1.0)
+    else:
+        own = np.ones(ncls)
+    limit = np.maximum(union, np.minimum(per_group * groups_total, buffer_sectors))
+    known = union + (limit - union) * own
+    return per_group, np.where(buffer_sectors > 0, known, unknown)
 
 
 def _lines(s: _Stream, sectors_per_line: int, groups: int) -> tuple[float, float]:
@@ -394,12 +413,15 @@ def longest_item(trace: np.ndarray) -> int:
 
 
 def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, groups_per_sm: int, sms: int,
-                   local_bytes_per_group: int = 0, traced_groups: int | None = None) -> MemoryTraffic:
+                   local_bytes_per_group: int = 0, traced_groups: int | None = None,
+                   buffer_bytes: Mapping[int, float] | None = None) -> MemoryTraffic:
     """The launch's traffic at each level of the memory hierarchy, from the traced groups' accesses.
 
     ``groups_total``: work-groups in the launch; ``groups_per_sm`` (``occupancy``) and ``sms`` decide how many
     run at once and share L1 and L2; ``local_bytes_per_group`` sets the __local carve-out, hence L1;
-    ``traced_groups``: the groups the trace holds (default: those with an access in it)."""
+    ``traced_groups``: the groups the trace holds (default: those with an access in it); ``buffer_bytes``:
+    the size of each kernel argument's buffer, by argument index, where the launch gives it (what the
+    whole grid can touch of it)."""
     t = _select(trace, local=False)
     local = _select(trace, local=True)
     traced = traced_groups or len(np.unique(np.r_[t["group"], local["group"]]))
@@ -411,7 +433,11 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
         return MemoryTraffic(0, 0, 0, 0, local_bytes, 0, 0, banks, 0, 0, ("no global accesses traced",))
     sec = mem.sector_bytes
     s = _stream(t, mem.warp_size, sec)
-    per_group, unique = _launch_footprint(s, traced, groups_total)
+    region_arg = np.full(int(t["region"].max()) + 1, -1, np.int64)
+    region_arg[t["region"]] = t["arg"]
+    sizes = buffer_bytes or {}
+    cap = np.array([max(0.0, float(sizes.get(int(region_arg[r]), 0.0))) / sec for r in s.cls_region])
+    per_group, unique = _launch_footprint(s, traced, groups_total, cap)
     concurrent = max(1, min(groups_total, groups_per_sm * sms))
     wave = float(np.minimum(unique, per_group * concurrent).sum())  # sectors the running groups hold
     l1 = l1_capacity(mem, groups_per_sm * (local_bytes_per_group + mem.local_reserved_per_group)) / sec

@@ -11,10 +11,11 @@ The traffic model counts what the memory system moves, not what the source asks 
 * what reaches DRAM is at most each buffer's size (data is reused through the caches) and at most the issued
   traffic — the *DRAM* traffic.
 
-Time = launch floor + max(DRAM traffic / peak bandwidth, issued traffic / (CACHE_FACTOR x peak bandwidth),
+Time = launch floor + max(DRAM traffic / peak bandwidth, the on-chip traffic's time (``cache_ms``),
 flops / peak FLOP rate, and on a GPU the work-items' own chains of operations and loads: ``chain_ms``).
 ``SEGMENT_BYTES`` and ``CACHE_FACTOR`` are modelling assumptions, not measurements: the learned correction
-and per-device calibration absorb where they are wrong.
+and per-device calibration absorb where they are wrong. A counting run's trace tells which level serves
+each access; then every level is charged at the device's measured rate where its profile has them.
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ class Traffic:
     global_atomics: float = 0.0  # executions of atomics on global memory, all work-items
     global_loads: float = 0.0  # executions of global and constant load instructions, all work-items
     longest_item: float = 1.0  # the longest work-item's chain over the mean one's (a counting run's trace)
+    l2_bytes: float | None = None  # what misses L1, from a counting run's trace; None: not known (static)
     # loads a loop's exit or next address waits for (``analysis.gating``): (how the address moves, address
     # space, bytes of the buffer it reads or -1 where unknown, executions over all work-items)
     waits: tuple[tuple[str, str, float, float], ...] = ()
@@ -125,7 +127,7 @@ def with_memory(t: Traffic, memory: MemoryTraffic) -> Traffic:
     only); the operation counts stay."""
     mean = t.global_loads / t.work_items if t.work_items else 0.0
     traced = memory.longest_item_loads / mean if mean > 0 else 1.0
-    return replace(t, issued_bytes=memory.l1_bytes, dram_bytes=memory.dram_bytes,
+    return replace(t, issued_bytes=memory.l1_bytes, dram_bytes=memory.dram_bytes, l2_bytes=memory.l2_bytes,
                    local_bytes=memory.local_bytes * max(1.0, memory.bank_conflict_factor),
                    longest_item=max(1.0, traced, memory.longest_group))
 
@@ -311,6 +313,20 @@ def atomic_ms(t: Traffic, device: Device) -> float:
     return t.global_atomics / mem.warp_size * mem.atomic_ns * 1e-6
 
 
+def cache_ms(t: Traffic, device: Device, bandwidth_gbs: float) -> float:
+    """The on-chip traffic's time. Where a counting run's trace says what misses L1 (``Traffic.l2_bytes``)
+    and the device's profile has its measured on-chip rates (``GpuMemory.local_gbs``, ``l1_gbs``,
+    ``l2_gbs``): the sectors the warps touch at the L1 rate and the __local wavefronts (bank conflicts
+    included) at the __local rate, added (they share each SM's data path), or what misses L1 at the L2
+    rate, whichever is slower. Else the issued and __local bytes at CACHE_FACTOR times the DRAM rate
+    (which level serves them is not known)."""
+    mem = profiles.facts(device).gpu_memory
+    if t.l2_bytes is not None and mem is not None and mem.onchip_rates:
+        sm = t.issued_bytes / (mem.l1_gbs * 1e6) + t.local_bytes / (mem.local_gbs * 1e6)
+        return max(sm, t.l2_bytes / (mem.l2_gbs * 1e6))
+    return (t.issued_bytes + t.local_bytes) / (CACHE_FACTOR * bandwidth_gbs * 1e6)
+
+
 def waited_ns(t: Traffic, device: Device) -> float:
     """The loads loops wait for (``Traffic.waits``), each at the device's measured latency for how its
     address moves over its region (``GpuMemory.wait_ns``), summed over all work-items. Where the
@@ -333,8 +349,7 @@ def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, fl
     bw = bandwidth_gbs * 1e9 / 1e3  # bytes per ms
     fl = gflops * 1e9 / 1e3  # flops per ms
     dram_ms = t.dram_bytes / bw
-    cache_ms = (t.issued_bytes + t.local_bytes) / (CACHE_FACTOR * bw)
-    memory_ms = max(dram_ms, cache_ms, atomic_ms(t, device))
+    memory_ms = max(dram_ms, cache_ms(t, device, bandwidth_gbs), atomic_ms(t, device))
     if compute_ms is None:
         compute_ms = compute_ops(t, device) / fl
     ops_chain, load_chain = chain_ms(t, device)

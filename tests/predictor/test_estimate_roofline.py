@@ -120,6 +120,23 @@ def test_a_discovered_device_takes_a_profiles_peaks_only_when_the_profile_is_of_
     assert profiles.peaks(replace(bigger, peak_bandwidth_gbs=90.0, peak_gflops=900.0)) == (90.0, 900.0, True)
 
 
+def test_a_traced_launch_pays_each_on_chip_level_at_its_measured_rate() -> None:
+    h200 = profiles.select_device("h200")
+    mem = profiles.facts(h200).gpu_memory
+    assert mem is not None and mem.onchip_rates
+    bw = profiles.peaks(h200)[0]
+    static = replace(_traffic(issued=8e9), local_bytes=4e9)
+    assert rl.cache_ms(static, h200, bw) == pytest.approx(12e9 / (rl.CACHE_FACTOR * bw * 1e6))
+    # a trace: L1 sectors and __local wavefronts share the SMs' data path; what misses L1 goes to L2
+    traced = replace(static, l2_bytes=1e9)
+    on_sm = 8e9 / (mem.l1_gbs * 1e6) + 4e9 / (mem.local_gbs * 1e6)
+    assert rl.cache_ms(traced, h200, bw) == pytest.approx(on_sm)
+    missing = replace(static, l2_bytes=6e9)
+    assert rl.cache_ms(missing, h200, bw) == pytest.approx(6e9 / (mem.l2_gbs * 1e6))
+    # a GPU whose profile has no measured rates keeps the static rule
+    assert rl.cache_ms(traced, GPU, 1000.0) == pytest.approx(12e9 / (rl.CACHE_FACTOR * 1000.0 * 1e6))
+
+
 def test_a_small_grid_with_long_loops_is_bound_by_its_work_items_chains() -> None:
     # 8,192 work-items (one wave), each executing 32,768 loads (of 64 MB, served by the caches) and
     # 65,536 flops: the throughput terms are tens of microseconds, the chains of one work-item a millisecond

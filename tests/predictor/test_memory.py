@@ -156,6 +156,21 @@ def test_streaming_past_l2_moves_every_issued_byte_once():
     assert out.group_lines == 3 * 256 * 4 / 128 and out.shared_lines == 0
 
 
+def test_one_traced_group_of_a_stream_grows_to_the_buffers_the_launch_gives():
+    groups = 2**18
+    t = streaming_trace(groups, [0])
+    issued = 3 * 4 * groups * 256
+    alone = memory.memory_traffic(t, groups, MEM, groups_per_sm=8, sms=132)
+    assert alone.dram_bytes == pytest.approx(3 * 4 * 256)  # no spread to see the grid's range in
+    sizes = {0: 4.0 * groups * 256, 1: 4.0 * groups * 256, 2: 4.0 * groups * 256}
+    out = memory.memory_traffic(t, groups, MEM, groups_per_sm=8, sms=132, buffer_bytes=sizes)
+    assert out.dram_bytes == pytest.approx(issued, rel=1e-6)
+    # every group reading the same table: it stays one table however large its buffer is
+    shared = np.concatenate([trace(group=g, item=LANES, offset=4 * LANES) for g in (0, 5, 9)])
+    table = memory.memory_traffic(shared, groups, MEM, groups_per_sm=8, sms=132, buffer_bytes={0: 2.0**30})
+    assert table.dram_bytes == pytest.approx(4 * 64)
+
+
 def tiled_matmul_trace(n: int, traced: list[int], tile: int = 16) -> np.ndarray:
     """C = A B with tile x tile work-groups staging tiles of A and B in __local: per tile step a work-item
     loads A[row, t*tile + tx] and B[t*tile + ty, col] and stores them to __local; it stores C at the end."""
@@ -185,6 +200,16 @@ def test_tiled_reuse_that_fits_l2_reads_each_matrix_once():
     assert out.footprint_bytes == footprint
     assert out.dram_bytes == pytest.approx(footprint)  # << issued
     assert out.bank_conflict_factor == 1
+
+
+def test_tiled_reuse_traced_in_one_group_reads_each_matrix_once_given_their_sizes():
+    n = 512
+    groups = (n // 16) ** 2
+    t = tiled_matmul_trace(n, [633])
+    sizes = {i: 4.0 * n * n for i in range(3)}
+    out = memory.memory_traffic(t, groups, MEM, groups_per_sm=8, sms=132, local_bytes_per_group=2048,
+                                buffer_bytes=sizes)
+    assert out.footprint_bytes == pytest.approx(3 * n * n * 4)
 
 
 def test_tiled_reuse_that_does_not_fit_l2_goes_back_to_dram():

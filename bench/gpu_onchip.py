@@ -1,0 +1,143 @@
+"""The on-chip bandwidths of a GPU: ``__local`` reads by bank pattern and width, global reads that hit L1,
+and global reads that miss L1 and hit L2, against DRAM. For the device profile's ``gpu_memory`` block
+(``local_gbs``, ``l1_gbs``, ``l2_gbs``), which the roofline charges a counting run's traffic at, level by
+level. Runs on the GPU machine with pyopencl (no clperf):
+
+    python3 bench/gpu_onchip.py [PLATFORM_SUBSTRING] > onchip.json     (beside bench/gpu_math.py)
+
+Every launch fills the device (2,048 work-items per compute unit, groups of 256) and each work-item makes
+``OUTER`` x ``INNER`` reads whose addresses move with the iteration (no load is hoisted), summed into one
+value it writes once. Kinds:
+
+* ``local``: a 40 KiB ``__local`` table; lane ``l`` of a warp reads word ``l * stride`` (+ a step that
+  keeps its bank): stride 0 is a broadcast (every lane one word), 1 conflict-free, 2 and 32 two-way and
+  32-way bank conflicts; ``width`` 4 reads a ``float4`` per lane (512 bytes per warp request);
+* ``l1``: each group (of 128 here) re-reads a private 7.5 KiB region of a global buffer, a warp request
+  128 contiguous bytes (the SM's groups hold 120 KiB: L1 hits);
+* ``l2``: the whole grid re-reads a buffer of ``L2_MIB`` MiB (under the L2, over the SMs' L1s together),
+  each pass shifted so that no SM reads what it read before;
+* ``dram``: the same over ``DRAM_MIB`` MiB.
+
+Printed (JSON): the device and per kind ``ms`` (best of five launches), ``ns_per_warp_request`` (the launch
+over its warp requests: what one more request costs a full launch) and ``gbs``, the bytes the lanes asked
+for over the launch time.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pyopencl as cl
+from gpu_math import best_ms, open_device  # run as bench/gpu_onchip.py: bench/ is on the path
+
+OUTER = 64
+INNER = 128
+L2_MIB = 32
+DRAM_MIB = 2048
+SOURCE = r"""
+__kernel void local_read(uint stride, __global float* out) {
+    __local float table[10240];
+    uint lid = get_local_id(0);
+    for (uint i = lid; i < 10240u; i += get_local_size(0))
+        table[i] = (float)(i & 7u);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint lane = lid % 32u;
+    float acc = 0.0f;
+    for (uint o = 0; o < OUTER; ++o) {
+        __local const float* p = table + lane * stride + (o & 127u) * 32u;
+        #pragma unroll
+        for (uint r = 0; r < INNER; ++r)
+            acc += p[r * 32u];
+    }
+    out[get_global_id(0)] = acc;
+}
+__kernel void local_read4(__global float* out) {
+    __local float4 table[2560];
+    uint lid = get_local_id(0);
+    for (uint i = lid; i < 2560u; i += get_local_size(0))
+        table[i] = (float4)((float)(i & 7u));
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint lane = lid % 32u;
+    float4 acc = (float4)(0.0f);
+    for (uint o = 0; o < OUTER; ++o) {
+        __local const float4* p = table + lane + (o & 127u) * 8u;
+        #pragma unroll
+        for (uint r = 0; r < INNER; ++r)
+            acc += p[r * 8u];
+    }
+    out[get_global_id(0)] = acc.x + acc.y + acc.z + acc.w;
+}
+__kernel void l1_read(__global const float* a, __global float* out) {
+    // groups of 128: 15 rows of 512 bytes (7.5 KiB) per group, 16 groups per SM: 120 KiB, in L1
+    __global const float* g = a + get_group_id(0) * 2048u + get_local_id(0);
+    float acc = 0.0f;
+    for (uint o = 0; o < OUTER * INNER / 8u; ++o) {
+        __global const float* p = g + (o & 7u) * 128u;
+        #pragma unroll
+        for (uint r = 0; r < 8u; ++r)
+            acc += p[r * 128u];
+    }
+    out[get_global_id(0)] = acc;
+}
+__kernel void grid_read(__global const float* a, uint mask, uint shift, __global float* out) {
+    uint items = get_global_size(0);
+    float acc = 0.0f;
+    for (uint o = 0; o < OUTER; ++o) {
+        uint start = get_global_id(0) + o * shift;
+        #pragma unroll 8
+        for (uint r = 0; r < INNER; ++r)
+            acc += a[(start + r * items) & mask];
+    }
+    out[get_global_id(0)] = acc;
+}
+"""
+
+
+def _row(ms: float, requests: int, bytes_asked: float) -> dict[str, float]:
+    return {"ms": ms, "ns_per_warp_request": ms * 1e6 / requests, "gbs": bytes_asked / (ms * 1e-3) / 1e9}
+
+
+def main() -> None:
+    dev, ctx, queue = open_device(sys.argv[1] if len(sys.argv) > 1 else "")
+    prg = cl.Program(ctx, SOURCE).build(options=[f"-DOUTER={OUTER}u", f"-DINNER={INNER}u"])
+    group = 256
+    items = dev.max_compute_units * 2048
+    reads = items * OUTER * INNER
+    requests = reads // 32
+    out = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, items * 4)
+    result: dict[str, object] = {"device": dev.name, "driver": dev.driver_version, "compute_units":
+                                 dev.max_compute_units, "clock_mhz": dev.max_clock_frequency,
+                                 "work_items": items, "group": group, "reads_per_item": OUTER * INNER}
+    local = cl.Kernel(prg, "local_read")
+    rows = []
+    for stride in (0, 1, 2, 32):
+        ms = best_ms(lambda s=stride: local(queue, (items,), (group,), np.uint32(s), out))
+        rows.append({"stride": stride, "width": 1, **_row(ms, requests, reads * 4.0)})
+    local4 = cl.Kernel(prg, "local_read4")
+    ms = best_ms(lambda: local4(queue, (items,), (group,), out))
+    rows.append({"stride": 1, "width": 4, **_row(ms, requests, reads * 16.0)})
+    result["local"] = rows
+
+    a = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                  hostbuf=np.ones(items // 128 * 2048, dtype=np.float32))
+    l1 = cl.Kernel(prg, "l1_read")
+    result["l1"] = _row(best_ms(lambda: l1(queue, (items,), (128,), a, out)), requests, reads * 4.0)
+
+    grid = cl.Kernel(prg, "grid_read")
+    for kind, mib in (("l2", L2_MIB), ("dram", DRAM_MIB)):
+        n = mib * 2**20 // 4  # a power of two: addresses wrap with a mask
+        buf = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                        hostbuf=np.ones(n, dtype=np.float32))
+        shift = np.uint32((n // 7) | 1)  # each pass starts far from the last: no SM re-reads its lines
+        ms = best_ms(lambda buf=buf, n=n, shift=shift: grid(queue, (items,), (group,), buf,
+                                                            np.uint32(n - 1), shift, out))
+        result[kind] = {"mib": mib, **_row(ms, requests, reads * 4.0)}
+        buf.release()
+    json.dump(result, sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()
