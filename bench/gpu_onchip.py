@@ -14,6 +14,8 @@ value it writes once. Kinds:
   32-way bank conflicts; ``width`` 4 reads a ``float4`` per lane (512 bytes per warp request);
 * ``l1``: each group (of 128 here) re-reads a private 7.5 KiB region of a global buffer, a warp request
   128 contiguous bytes (the SM's groups hold 120 KiB: L1 hits);
+* ``l1_strided``: the same with lane ``l`` reading word ``l * stride`` of its group's region (stride 1,
+  2, 4, 8, 16, 32 floats: 1 to 32 distinct lines per warp request, all L1 hits);
 * ``l2``: the whole grid re-reads a buffer of ``L2_MIB`` MiB (under the L2, over the SMs' L1s together),
   each pass shifted so that no SM reads what it read before;
 * ``dram``: the same over ``DRAM_MIB`` MiB.
@@ -81,6 +83,19 @@ __kernel void l1_read(__global const float* a, __global float* out) {
     }
     out[get_global_id(0)] = acc;
 }
+__kernel void l1_strided(__global const float* a, uint stride, __global float* out) {
+    // lane l reads word l * stride of a private 8.5 KiB region per group (of 128): every read hits L1,
+    // and a warp request touches 32 * stride * 4 / 128 distinct lines (at most 32)
+    __global const float* g = a + get_group_id(0) * 2176u + ((get_local_id(0) * stride) & 2047u);
+    float acc = 0.0f;
+    for (uint o = 0; o < OUTER; ++o) {
+        #pragma unroll
+        for (uint r = 0; r < INNER; ++r)
+            acc += g[r];
+        g += (o & 1u) ? -1 : 1;
+    }
+    out[get_global_id(0)] = acc;
+}
 __kernel void grid_read(__global const float* a, uint mask, uint shift, __global float* out) {
     uint items = get_global_size(0);
     float acc = 0.0f;
@@ -124,6 +139,16 @@ def main() -> None:
                   hostbuf=np.ones(items // 128 * 2048, dtype=np.float32))
     l1 = cl.Kernel(prg, "l1_read")
     result["l1"] = _row(best_ms(lambda: l1(queue, (items,), (128,), a, out)), requests, reads * 4.0)
+
+    strided = cl.Kernel(prg, "l1_strided")
+    b = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                  hostbuf=np.ones(items // 128 * 2176 + 8, dtype=np.float32))
+    rows = []
+    for stride in (1, 2, 4, 8, 16, 32):
+        ms = best_ms(lambda s=stride: strided(queue, (items,), (128,), b, np.uint32(s), out))
+        lines = min(32, max(1, 32 * stride * 4 // 128))
+        rows.append({"stride": stride, "lines_per_request": lines, **_row(ms, requests, reads * 4.0)})
+    result["l1_strided"] = rows
 
     grid = cl.Kernel(prg, "grid_read")
     for kind, mib in (("l2", L2_MIB), ("dram", DRAM_MIB)):

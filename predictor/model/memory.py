@@ -127,6 +127,9 @@ class MemoryTraffic:
     notes: tuple[str, ...] = ()
     longest_item_loads: int = 0  # global and constant loads of the traced work-item that makes the most
     longest_group: float = 1.0  # the counting run's longest group per work-item over the mean (``Counts``)
+    # the distinct 128-byte lines each warp request touches, in bytes: L1 serves one line per SM per clock,
+    # however many of its sectors the lanes read (bench/gpu_onchip.py, l1_strided)
+    l1_line_bytes: float = 0.0
 
 
 def _rank(x: np.ndarray) -> np.ndarray:
@@ -433,6 +436,8 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
         return MemoryTraffic(0, 0, 0, 0, local_bytes, 0, 0, banks, 0, 0, ("no global accesses traced",))
     sec = mem.sector_bytes
     s = _stream(t, mem.warp_size, sec)
+    req, order = _instances(t, mem.warp_size)
+    line_bytes = len(_units(t, req, order, mem.line_bytes)[0]) * scale * mem.line_bytes
     region_arg = np.full(int(t["region"].max()) + 1, -1, np.int64)
     region_arg[t["region"]] = t["arg"]
     sizes = buffer_bytes or {}
@@ -455,4 +460,4 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
     return MemoryTraffic(float(t["size"].sum()) * scale, len(s.sector) * scale * sec,
                          (len(s.sector) - float(l1_hit.sum())) * scale * sec, dram * sec, local_bytes,
                          float(unique.sum()) * sec, len(s.sector) / s.requests, banks, group_lines, shared,
-                         tuple(notes), longest_item(trace))
+                         tuple(notes), longest_item(trace), l1_line_bytes=line_bytes)

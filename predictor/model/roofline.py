@@ -90,6 +90,7 @@ class Traffic:
     global_loads: float = 0.0  # executions of global and constant load instructions, all work-items
     longest_item: float = 1.0  # the longest work-item's chain over the mean one's (a counting run's trace)
     l2_bytes: float | None = None  # what misses L1, from a counting run's trace; None: not known (static)
+    l1_line_bytes: float = 0.0  # the lines the warps' requests touch, in bytes (the same trace)
     # loads a loop's exit or next address waits for (``analysis.gating``): (how the address moves, address
     # space, bytes of the buffer it reads or -1 where unknown, executions over all work-items)
     waits: tuple[tuple[str, str, float, float], ...] = ()
@@ -128,6 +129,7 @@ def with_memory(t: Traffic, memory: MemoryTraffic) -> Traffic:
     mean = t.global_loads / t.work_items if t.work_items else 0.0
     traced = memory.longest_item_loads / mean if mean > 0 else 1.0
     return replace(t, issued_bytes=memory.l1_bytes, dram_bytes=memory.dram_bytes, l2_bytes=memory.l2_bytes,
+                   l1_line_bytes=memory.l1_line_bytes,
                    local_bytes=memory.local_bytes * max(1.0, memory.bank_conflict_factor),
                    longest_item=max(1.0, traced, memory.longest_group))
 
@@ -316,13 +318,14 @@ def atomic_ms(t: Traffic, device: Device) -> float:
 def cache_ms(t: Traffic, device: Device, bandwidth_gbs: float) -> float:
     """The on-chip traffic's time. Where a counting run's trace says what misses L1 (``Traffic.l2_bytes``)
     and the device's profile has its measured on-chip rates (``GpuMemory.local_gbs``, ``l1_gbs``,
-    ``l2_gbs``): the sectors the warps touch at the L1 rate and the __local wavefronts (bank conflicts
-    included) at the __local rate, added (they share each SM's data path), or what misses L1 at the L2
-    rate, whichever is slower. Else the issued and __local bytes at CACHE_FACTOR times the DRAM rate
-    (which level serves them is not known)."""
+    ``l2_gbs``): the lines the warps' requests touch at the L1 rate (one line a clock, however few of its
+    bytes the lanes read) and the __local wavefronts (bank conflicts included) at the __local rate, added
+    (they share each SM's data path), or what misses L1 at the L2 rate, whichever is slower. Else the
+    issued and __local bytes at CACHE_FACTOR times the DRAM rate (which level serves them is not
+    known)."""
     mem = profiles.facts(device).gpu_memory
     if t.l2_bytes is not None and mem is not None and mem.onchip_rates:
-        sm = t.issued_bytes / (mem.l1_gbs * 1e6) + t.local_bytes / (mem.local_gbs * 1e6)
+        sm = t.l1_line_bytes / (mem.l1_gbs * 1e6) + t.local_bytes / (mem.local_gbs * 1e6)
         return max(sm, t.l2_bytes / (mem.l2_gbs * 1e6))
     return (t.issued_bytes + t.local_bytes) / (CACHE_FACTOR * bandwidth_gbs * 1e6)
 

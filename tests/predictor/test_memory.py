@@ -154,6 +154,15 @@ def test_streaming_past_l2_moves_every_issued_byte_once():
     assert out.dram_bytes == pytest.approx(issued, rel=1e-6)
     assert out.sectors_per_request == 4
     assert out.group_lines == 3 * 256 * 4 / 128 and out.shared_lines == 0
+    assert out.l1_line_bytes == issued  # a request of 32 floats: one line
+
+
+def test_l1_serves_a_request_a_line_at_a_time():
+    # a[32 i]: 32 lanes, 32 sectors, 32 lines; a[2 i]: 8 sectors, 2 lines
+    for stride, lines in ((32, 32), (2, 2)):
+        t = trace(item=LANES, offset=4 * stride * LANES)
+        out = memory.memory_traffic(t, 1, MEM, groups_per_sm=1, sms=132)
+        assert out.l1_line_bytes == 2 * lines * 128  # two warps
 
 
 def test_one_traced_group_of_a_stream_grows_to_the_buffers_the_launch_gives():
