@@ -125,7 +125,8 @@ def with_memory(t: Traffic, memory: MemoryTraffic) -> Traffic:
     stretched by its bank conflicts, and the longest work-item's chain over the launch's mean: the
     longest traced work-item's loads over the mean (work-items, and whole groups, that load nothing count
     in it), or the counting run's longest group, whichever is longer (the trace holds the first groups
-    only); the operation counts stay."""
+    only); what misses L1 and the lines the warps' requests touch (``cache_ms``); the operation counts
+    stay."""
     mean = t.global_loads / t.work_items if t.work_items else 0.0
     traced = memory.longest_item_loads / mean if mean > 0 else 1.0
     return replace(t, issued_bytes=memory.l1_bytes, dram_bytes=memory.dram_bytes, l2_bytes=memory.l2_bytes,
