@@ -35,7 +35,7 @@ from clperf.benchmark.counting.store import CountStore
 from clperf.benchmark.timing import Policy
 from clperf.core import frontend, store
 from clperf.core.buildopts import find_config, gather_build_options, read_config, resolve_build_options
-from clperf.core.errors import DeviceError, InputError, ScenarioError
+from clperf.core.errors import InputError, ScenarioError
 from clperf.core.records import Device, Estimate, Measurement, Param, Scenario, type_size
 from clperf.core.scenario import ScenarioSpec, parse_flags, resolve
 from clperf.core.sourcefile import read_source
@@ -72,16 +72,6 @@ def measure_peaks(device: Device, *, cancel: threading.Event | None = None) -> D
     for later runs. With ``cancel``: once it is set, the measuring worker is killed and DeviceError says
     the measurement was cancelled; nothing is cached then."""
     return devices.measure_peaks(device, PEAKS_TIMEOUT_S, cancel)
-
-
-def has_peaks(device: Device) -> bool:
-    """Whether estimates for ``device`` have the peaks they need: its own measured ones, or those of a
-    shipped profile of the same device (``profiles.describes``)."""
-    try:
-        profiles.peaks(device)
-    except DeviceError:
-        return False
-    return True
 
 
 def runnable_device(text: str | None) -> Device:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from clperf.api import has_peaks, measure_peaks
+from clperf.api import measure_peaks
 from clperf.core.errors import DeviceError
 from clperf.core.records import Device
 
@@ -41,9 +41,10 @@ class _Entry:
 
 
 def missing(device: Device | None) -> bool:
-    """A local device whose peaks are not known yet: none measured, and no shipped profile of the same
-    device (profiles carry theirs)."""
-    return device is not None and device.source == "discovered" and not has_peaks(device)
+    """A local device with no peaks measured on it yet (profiles carry theirs). Until they are, a shipped
+    profile of the same device lends its own (``profiles.describes``), else there is no estimate."""
+    return (device is not None and device.source == "discovered"
+            and not (device.peak_bandwidth_gbs and device.peak_gflops))
 
 
 class Peaks:
