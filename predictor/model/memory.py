@@ -339,9 +339,11 @@ class _Stream:
     requests: int
 
 
-def _stream(t: Mapping[str, np.ndarray], warp_size: int, sector: int) -> _Stream:
-    """The traced groups' sector accesses in modelled time order, with re-touches and their distances."""
-    req, order = _instances(t, warp_size)
+def _stream(t: Mapping[str, np.ndarray], warp_size: int, sector: int,
+            requests: tuple[np.ndarray, np.ndarray]) -> _Stream:
+    """The traced groups' sector accesses in modelled time order, with re-touches and their distances;
+    ``requests``: ``_instances`` of ``t``."""
+    req, order = requests
     ereq, region, sec = _units(t, req, order, sector)
     nreq = int(req.max()) + 1
     rgroup, rwarp, rsite, rkind = (np.zeros(nreq, np.int64) for _ in range(4))
@@ -435,8 +437,8 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
     if not len(t["group"]):
         return MemoryTraffic(0, 0, 0, 0, local_bytes, 0, 0, banks, 0, 0, ("no global accesses traced",))
     sec = mem.sector_bytes
-    s = _stream(t, mem.warp_size, sec)
     req, order = _instances(t, mem.warp_size)
+    s = _stream(t, mem.warp_size, sec, (req, order))
     line_bytes = len(_units(t, req, order, mem.line_bytes)[0]) * scale * mem.line_bytes
     region_arg = np.full(int(t["region"].max()) + 1, -1, np.int64)
     region_arg[t["region"]] = t["arg"]
