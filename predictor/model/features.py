@@ -1,6 +1,6 @@
 """Numeric features of (kernel, scenario, device): what the learned model and the baselines read.
 
-Four groups, each a function of things known before running anything:
+The groups below are functions of what is known before the kernel runs, but for the trace:
 
 * **traffic**: the analysis' counts evaluated for the scenario (``roofline.traffic``): bytes issued, bytes
   reaching DRAM, useful bytes, ``__local`` bytes, flops, integer ops, atomics, barriers;
@@ -8,7 +8,9 @@ Four groups, each a function of things known before running anything:
   loads vs stores, the largest stride, loops (count, depth, trip counts, unroll pragmas);
 * **launch**: global and local sizes per dimension, work-groups, work-groups per compute unit;
 * **device**: measured peaks, compute units, clock, local memory, type, launch floor;
-* **roofline**: the analytical estimate and its parts (the network predicts a correction to it).
+* **roofline**: the analytical estimate and its parts (the network predicts a correction to it);
+* **trace**: after a counting run, what its trace gives: the bytes that miss L1, the lines the warps'
+  requests touch, the longest work-item's chain over the mean (zero and ``m_traced`` 0 for a static one).
 
 Counts enter as ``log2(1 + x)`` so kernels a million times apart sit on one scale. The names are saved
 with the model; a model refuses features whose names differ from those it was trained on.
@@ -97,7 +99,16 @@ def vector_dict(kernel: Any, scenario: Scenario | None, device: Device | None,
     # the share of global loads a loop's exit or next address waits for (``analysis.gating``)
     loads = traffic.global_loads if traffic is not None else 0.0
     f["waited_load_share"] = min(1.0, traffic.waited_global_loads / loads) if traffic and loads else 0.0
+    _trace_features(f, traffic)
     return f
+
+
+def _trace_features(f: dict[str, float], t: rl.Traffic | None) -> None:
+    traced = t is not None and t.l2_bytes is not None
+    f["m_traced"] = float(traced)
+    f["m_l2_bytes"] = _l(t.l2_bytes or 0.0) if t is not None and traced else 0.0
+    f["m_l1_line_bytes"] = _l(t.l1_line_bytes) if t is not None and traced else 0.0
+    f["m_longest_item"] = math.log2(max(1.0, t.longest_item)) if t is not None else 0.0
 
 
 def _traffic_features(f: dict[str, float], t: rl.Traffic | None) -> None:

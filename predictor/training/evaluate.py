@@ -10,7 +10,9 @@ plus a share of the generated kernels are held out. On that split, per device, f
 
 it reports MAPE, median APE, the share within ±10% and ±25%, Spearman correlation across the launches of
 each kernel (variants), pairwise ordering accuracy (of two launches of one kernel, which is faster; pairs
-within 5% of each other are noise and skipped) and bandwidth-class accuracy. The report is markdown plus a
+within 5% of each other are noise and skipped) and bandwidth-class accuracy. The held-out launches that
+also have a counting run (``examples.traced_choice``) are reported apart: with their trace (``traced``) and
+the same launches without it (``traced, static``). The report is markdown plus a
 predicted-vs-measured PNG, written where ``--report`` says (``reports/`` in the repository).
 """
 
@@ -115,6 +117,16 @@ def _classes(ex: Examples, rows: np.ndarray, pred_ms: np.ndarray) -> np.ndarray:
     return np.asarray([features.util_class(u) for u in util])
 
 
+def _static_twins(ex: Examples, rows: np.ndarray) -> np.ndarray:
+    """Per row of ``rows``: whether it is the static example of a launch that also has a traced one
+    (the same kernel, device and measured time)."""
+    key = [(int(k), d, float(m)) for k, d, m in zip(ex.kernel[rows], np.asarray(ex.device)[rows],
+                                                    ex.meas_ms[rows], strict=True)]
+    with_trace = {k for k, t in zip(key, ex.traced[rows], strict=True) if t}
+    return np.asarray([k in with_trace and not t for k, t in zip(key, ex.traced[rows], strict=True)],
+                      dtype=bool)
+
+
 def _gbm(ex: Examples, train: np.ndarray, seed: int, hand_weight: float) -> Any:
     try:
         from sklearn.ensemble import HistGradientBoostingRegressor
@@ -171,14 +183,19 @@ def run(data: Sequence[Path], model_dir: Path | None, report_dir: Path, *, progr
     devices = np.asarray(ex.device)[test]
     groups = np.asarray([f"{k}|{d}" for k, d in zip(ex.kernel[test], devices, strict=False)])
     is_gen = np.asarray(ex.kernel_generated)[ex.kernel[test]]
+    traced = ex.traced[test]
+    static = ~traced
+    twins = _static_twins(ex, test)
     results: dict[str, Any] = {}
     for model_name, logr in preds.items():
         pm = ex.roof_ms[test] * np.exp(logr)
         classes[model_name] = _classes(ex, test, pm)
         per: dict[str, Any] = {}
         for d in sorted(set(devices)):
-            for subset, mask in (("all", devices == d), ("families", (devices == d) & ~is_gen),
-                                 ("generated", (devices == d) & is_gen)):
+            on = devices == d
+            for subset, mask in (("all", on & static), ("families", on & static & ~is_gen),
+                                 ("generated", on & static & is_gen), ("traced", on & traced),
+                                 ("traced, static", on & twins)):
                 if mask.sum() == 0:
                     continue
                 mt = metrics(pm[mask], ex.meas_ms[test][mask], groups[mask], classes[model_name][mask],
@@ -188,8 +205,8 @@ def run(data: Sequence[Path], model_dir: Path | None, report_dir: Path, *, progr
     # error analysis: which held-out families (and generated kernel kinds) are worst, for each model
     fam = np.asarray(ex.kernel_family)[ex.kernel[test]]
     per_family: dict[str, dict[str, Any]] = {}
-    for f in sorted(set(fam)):
-        m = fam == f
+    for f in sorted(set(fam[static])):
+        m = (fam == f) & static
         per_family[f] = {"n": int(m.sum()), "kernels": int(len(set(ex.kernel[test][m].tolist())))}
         for model_name, logr in preds.items():
             ape = np.abs(np.exp(logr[m] - np.clip(ex.y[test][m], -50, 50)) - 1.0)
@@ -197,12 +214,14 @@ def run(data: Sequence[Path], model_dir: Path | None, report_dir: Path, *, progr
     out = {"model": {"name": name, "version": meta.get("version")}, "data": [str(p) for p in data],
            "written": {"date": time.strftime("%Y-%m-%d"), "commit": _commit(),
                        "devices": sorted({str(d) for d in devices})},
-           "counts": {"train": int(len(train)), "test": int(len(test)),
+           "counts": {"train": int(len(train)), "test": int(static.sum()),
+                      "test_traced": int(traced.sum()),
                       "test_families": list(split.test_families), "test_generated_kernels":
                           len(split.test_kernels)},
            "results": results, "per_family": per_family, "seconds": time.monotonic() - t0}
     report_dir.mkdir(parents=True, exist_ok=True)
-    _plot(report_dir / "predicted_vs_measured.png", ex, test, preds, devices)
+    _plot(report_dir / "predicted_vs_measured.png", ex, test[static],
+          {n: p[static] for n, p in preds.items()}, devices[static])
     (report_dir / "evaluation.md").write_text(render(out, meta))
     (report_dir / "evaluation.json").write_text(json.dumps(out, indent=1))
     if progress:
@@ -308,7 +327,8 @@ def render(out: dict[str, Any], meta: dict[str, Any]) -> str:
         "",
     ]
     has_gen = out["counts"]["test_generated_kernels"] > 0
-    for subset in ("all", "families", "generated") if has_gen else ("all",):
+    subsets = ("all", "families", "generated") if has_gen else ("all",)
+    for subset in (*subsets, "traced", "traced, static"):
         rows = []
         for model_name, per in out["results"].items():
             for d, subs in per.items():
@@ -321,7 +341,9 @@ def render(out: dict[str, Any], meta: dict[str, Any]) -> str:
         if not rows:
             continue
         title = {"all": "All held-out measurements", "families": "Held-out hand-written families",
-                 "generated": "Held-out generated kernels"}[subset]
+                 "generated": "Held-out generated kernels",
+                 "traced": "Held-out launches with a counting run, estimated from its trace",
+                 "traced, static": "The same launches, estimated statically"}[subset]
         lines += [f"## {title}", "",
                   "| device | model | n | MAPE | median APE | ±10% | ±25% | Spearman | pairwise | BW class |",
                   "|---|---|---|---|---|---|---|---|---|---|", *sorted(rows), ""]

@@ -1,6 +1,12 @@
 """Training examples: every usable record of the datasets, with its kernel's source found by hash, compiled
 and analysed once per source, its features evaluated for the record's scenario and device, and the target
-``log(measured / roofline)``. Examples are cached under ``state_dir()/features`` (numpy, no pickle)."""
+``log(measured / roofline)``. Examples are cached under ``state_dir()/features`` (numpy, no pickle).
+
+Traced examples: one launch of each kernel on a GPU clperf has cache facts of (``traced_choice``) is also
+counted (``clperf.benchmark.counting``: Oclgrind runs it with the data the benchmark timed it with) and
+enters a second time with what ``predict`` gives the model after a counting run: the counted trip counts and
+the traffic through the device's caches from the run's trace (``Workspace.memory``). The model so learns the
+correction of the roofline a trace gives, not only of the static one."""
 
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from clperf.api import Workspace
 from clperf.benchmark.corpus import family_of
 from clperf.core import children, paths
 from clperf.core.records import Device, Scenario
@@ -29,7 +36,9 @@ from clperf.predictor.training.datasets import Sources, expand_data, read_record
 
 log = logging.getLogger(__name__)
 
-FEATURES_VERSION = "21"  # part of the cache key and of a model's meta: bump when the features change
+FEATURES_VERSION = "22"  # part of the cache key and of a model's meta: bump when the features change
+TRACED_PER_KERNEL = 1  # launches of each kernel also given with a counting run's trace
+COUNT_BUDGET_S = 4.0  # each counting run's budget (the counts are cached per launch and budget)
 
 
 @dataclass
@@ -44,6 +53,7 @@ class Examples:
     dram_bytes: np.ndarray  # (N,) effective bytes, for the utilisation of any predicted time
     peak_bw: np.ndarray  # (N,) GB/s the features used
     kernel: np.ndarray  # (N,) index into kernel_keys
+    traced: np.ndarray  # (N,) bool: features from a counting run's counts and trace (else static)
     device: list[str]  # (N,) device name
     kernel_keys: list[str]  # "source_hash|build_options|kernel"
     kernel_names: list[str]
@@ -58,25 +68,26 @@ class Examples:
         return len(self.y)
 
 
-def cache_path(data: Sequence[Path]) -> Path:
+def cache_path(data: Sequence[Path], traced: int = TRACED_PER_KERNEL) -> Path:
     """Keyed by the datasets' contents (not their paths or times), so a fresh clone, or another machine
     given the cached folder, finds the examples of the same data."""
-    h = hashlib.sha256(FEATURES_VERSION.encode())
+    h = hashlib.sha256(f"{FEATURES_VERSION}|{traced}|{COUNT_BUDGET_S}".encode())
     for p in expand_data(data):
         h.update(p.read_bytes())
     return paths.state_dir() / "features" / f"examples-{h.hexdigest()[:16]}"
 
 
 def build(data: Sequence[Path], *, sources: Sequence[Path] = (), progress: bool = False,
-          use_cache: bool = True) -> Examples:
-    """Examples from datasets (cached on disk per dataset contents)."""
-    cache = cache_path(data)
+          use_cache: bool = True, traced: int = TRACED_PER_KERNEL) -> Examples:
+    """Examples from datasets (cached on disk per dataset contents); ``traced``: launches per kernel also
+    given with a counting run (0: static examples only)."""
+    cache = cache_path(data, traced)
     if use_cache and (cache / "arrays.npz").exists():
         try:
             return _load_examples(cache)
         except (OSError, ValueError, KeyError) as e:
             log.warning("rebuilding the example cache %s: %s", cache, e)
-    ex = _build(read_records(data), Sources(sources, data), progress)
+    ex = _build(read_records(data), Sources(sources, data), progress, traced)
     if use_cache:
         try:
             _save_examples(ex, cache)
@@ -103,6 +114,7 @@ class _Rows:
         self.dram: list[float] = []
         self.bws: list[float] = []
         self.kidx: list[int] = []
+        self.traced: list[bool] = []
         self.devs: list[str] = []
         self.keys: dict[str, int] = {}
         self.k_names: list[str] = []
@@ -124,17 +136,24 @@ class _Rows:
             self.k_text.append(code)
         return self.keys[key]
 
-    def add_row(self, kernel: int, rec: dict[str, Any], device: Device, f: Any, t: Any, r: Any) -> None:
+    def add_row(self, kernel: int, rec: dict[str, Any], device: Device, f: Any, t: Any, r: Any,
+                traced: bool = False) -> None:
+        self.add_values(kernel, rec, device, features.as_list(f, self.names), r.time_ms, t.effective_bytes,
+                        traced)
+
+    def add_values(self, kernel: int, rec: dict[str, Any], device: Device, row: list[float], roof_ms: float,
+                   effective_bytes: float, traced: bool) -> None:
         bw = profiles.peaks(device)[0]
         m = float(rec["median_ms"])
-        self.rows.append(features.as_list(f, self.names))
-        self.ys.append(rl.log_ratio(m, r.time_ms))
-        self.cls.append(features.util_class(t.effective_bytes / (m * 1e-3) / (bw * 1e9)))
-        self.roof.append(r.time_ms)
+        self.rows.append(row)
+        self.ys.append(rl.log_ratio(m, roof_ms))
+        self.cls.append(features.util_class(effective_bytes / (m * 1e-3) / (bw * 1e9)))
+        self.roof.append(roof_ms)
         self.meas.append(m)
-        self.dram.append(t.effective_bytes)
+        self.dram.append(effective_bytes)
         self.bws.append(bw)
         self.kidx.append(kernel)
+        self.traced.append(traced)
         self.devs.append(device.name)
         self.devices[device.name] = device.to_json()
 
@@ -143,13 +162,14 @@ class _Rows:
             X=np.asarray(self.rows, dtype=np.float32).reshape(len(self.rows), len(self.names)),
             y=np.asarray(self.ys, dtype=np.float32), cls=np.asarray(self.cls, dtype=np.int64),
             roof_ms=np.asarray(self.roof), meas_ms=np.asarray(self.meas), dram_bytes=np.asarray(self.dram),
-            peak_bw=np.asarray(self.bws), kernel=np.asarray(self.kidx, dtype=np.int64), device=self.devs,
+            peak_bw=np.asarray(self.bws), kernel=np.asarray(self.kidx, dtype=np.int64),
+            traced=np.asarray(self.traced, dtype=bool).reshape(len(self.rows)), device=self.devs,
             kernel_keys=list(self.keys), kernel_names=self.k_names, kernel_family=self.k_fam,
             kernel_generated=self.k_gen, kernel_text=self.k_text, names=self.names, devices=self.devices,
             skipped=dict(self.skipped))
 
 
-def _build(records: list[dict[str, Any]], sources: Sources, progress: bool) -> Examples:
+def _build(records: list[dict[str, Any]], sources: Sources, progress: bool, traced: int = 0) -> Examples:
     out = _Rows()
     texts: dict[str, str] = {}
     t0 = time.monotonic()
@@ -180,6 +200,8 @@ def _build(records: list[dict[str, Any]], sources: Sources, progress: bool) -> E
             out.skipped[f"features failed: {type(e).__name__}"] += 1
             continue
         out.add_row(out.add_kernel(f"{rk[0][:16]}|{opts}|{rec['kernel']}", rec, code), rec, device, f, t, r)
+    if traced:
+        _add_traced(out, records, sources, traced, progress)
     if progress:
         print(f"\rexamples {len(out.rows)} from {len(records)} records, {len(out.keys)} kernels "
               f"({time.monotonic() - t0:.0f} s); skipped: {dict(out.skipped) or 'none'}", file=sys.stderr)
@@ -222,7 +244,78 @@ def _analyze_all(records: list[dict[str, Any]], sources: Sources, progress: bool
     return out
 
 
-_ARRAYS = ("X", "y", "cls", "roof_ms", "meas_ms", "dram_bytes", "peak_bw", "kernel")
+def traced_choice(records: Sequence[dict[str, Any]], per_kernel: int) -> list[int]:
+    """The records given again with a counting run: ``per_kernel`` launches of each kernel on each GPU
+    whose profile has cache facts, picked by a hash of the launch (the same on every machine, and spread
+    over the sizes a kernel was swept at)."""
+    chosen: dict[tuple[str, str, str, str], list[tuple[str, int]]] = defaultdict(list)
+    for i, rec in enumerate(records):
+        device = rec.get("device") or {}
+        if device.get("type") != "gpu" or profiles.facts(Device.from_json(device)).gpu_memory is None:
+            continue
+        key = (str(rec.get("source_hash", ""))[:16], str(rec.get("build_options", "")), str(rec["kernel"]),
+               str(device.get("name")))
+        h = hashlib.sha256(json.dumps([key, rec["scenario"]], sort_keys=True).encode()).hexdigest()
+        chosen[key].append((h, i))
+    return sorted(i for picks in chosen.values() for _, i in sorted(picks)[:per_kernel])
+
+
+def _traced_one(job: tuple[str, str, str, dict[str, Any], dict[str, Any], str]
+                ) -> tuple[list[float], float, float] | str:
+    """One launch's features after a counting run: (features, roofline ms, effective bytes), or why not."""
+    text, where, opts, scenario_json, device_json, code = job
+    try:
+        kernel_name = scenario_json["kernel"]
+        scenario, device = Scenario.from_json(scenario_json["scenario"]), Device.from_json(device_json)
+        path = Path(where)
+        kernel = _analyze_one((text, where, opts)).get(kernel_name)
+        if kernel is None:
+            return "kernel not analysed"
+        ws = Workspace(build_options=opts)
+        counts = ws.count(text, path if path.is_file() else None, kernel, scenario, budget_s=COUNT_BUDGET_S)
+        memory = ws.memory(kernel, scenario, device, counts)
+        if counts is None or memory is None:
+            return "no counting run" if counts is None else "no trace"
+        counted = ws.counted(kernel, counts)
+        t = rl.with_memory(rl.traffic(counted, scenario, device.type), memory)
+        f, t, r = features.compute(counted, scenario, device, code, t)
+        return features.as_list(f, features.names()), r.time_ms, t.effective_bytes
+    except Exception as e:  # noqa: BLE001 - one launch that cannot be counted is skipped, counted
+        return f"counting failed: {type(e).__name__}"
+
+
+def _add_traced(out: _Rows, records: list[dict[str, Any]], sources: Sources, per_kernel: int,
+                progress: bool) -> None:
+    """The traced examples (``traced_choice``) of the kernels ``out`` holds, counted on all cores."""
+    jobs, picked = [], []
+    for i in traced_choice(records, per_kernel):
+        rec = records[i]
+        text = sources.find(rec)
+        opts = str(rec.get("build_options", ""))
+        key = f"{sha(text)[:16]}|{opts}|{rec['kernel']}" if text is not None else ""
+        if key not in out.keys:
+            continue
+        code = out.k_text[out.keys[key]]
+        jobs.append((text, str(rec.get("file") or "kernel.cl"), opts,
+                     {"kernel": rec["kernel"], "scenario": rec["scenario"]}, rec["device"], code))
+        picked.append((out.keys[key], rec))
+    t0 = time.monotonic()
+    workers = max(1, os.cpu_count() or 1)
+    with ProcessPoolExecutor(workers, initializer=children.limit_self) as pool:  # they end with us
+        for n, ((kernel, rec), res) in enumerate(zip(picked, pool.map(_traced_one, jobs), strict=True)):
+            if isinstance(res, str):
+                out.skipped[f"traced: {res}"] += 1
+            else:
+                row, roof_ms, effective = res
+                out.add_values(kernel, rec, Device.from_json(rec["device"]), row, roof_ms, effective, True)
+            if progress and n % 50 == 0:
+                print(f"\rcounted {n}/{len(jobs)} launches ({time.monotonic() - t0:.0f} s)", end="",
+                      file=sys.stderr, flush=True)
+    if progress:
+        print(file=sys.stderr)
+
+
+_ARRAYS = ("X", "y", "cls", "roof_ms", "meas_ms", "dram_bytes", "peak_bw", "kernel", "traced")
 _LISTS = ("device", "kernel_keys", "kernel_names", "kernel_family", "kernel_generated", "kernel_text",
           "names", "devices", "skipped")
 

@@ -37,11 +37,30 @@ def test_examples_find_sources_by_hash_and_target_the_roofline_ratio(tmp_path: P
     assert np.allclose(np.exp(ex.y) * ex.roof_ms, ex.meas_ms, rtol=1e-4)
 
 
+def test_one_launch_of_each_kernel_on_the_h200_enters_again_with_its_counting_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # real H200 measurements of two corpus kernels at three sizes each; Oclgrind counts one launch of each
+    monkeypatch.setenv("CLPERF_HOME", str(tmp_path))
+    monkeypatch.setenv("CLPERF_CACHE_DIR", str(tmp_path / "cache"))
+    data = [DATA / "h200_map_float.jsonl"]
+    static = build(data, sources=[DATA], use_cache=False, traced=0)
+    ex = build(data, sources=[DATA], use_cache=False, traced=1)
+    assert len(static) == 6 and not static.traced.any()
+    assert len(ex) == 8 and ex.traced.sum() == 2 and not ex.skipped
+    assert sorted(ex.kernel_names[k] for k in ex.kernel[ex.traced]) == ["mapf_copy", "mapf_triad"]
+    col = ex.names.index("m_traced")
+    assert (ex.X[:, col] == ex.traced).all()
+    assert (ex.X[ex.traced][:, ex.names.index("m_l1_line_bytes")] > 0).all()
+    assert np.allclose(np.exp(ex.y) * ex.roof_ms, ex.meas_ms, rtol=1e-4)
+    # each traced row is a launch that also has its static row: the same measurement
+    assert set(ex.meas_ms[ex.traced].tolist()) <= set(ex.meas_ms[~ex.traced].tolist())
+
+
 def test_the_split_never_puts_a_family_on_both_sides() -> None:
     n = 40
     fam = [f"fam{i % 10}" for i in range(n)]
     ex = Examples(np.zeros((n, 1), np.float32), np.zeros(n, np.float32), np.zeros(n, np.int64), np.ones(n),
-                  np.ones(n), np.ones(n), np.ones(n), np.arange(n), ["d"] * n, [f"k{i}" for i in range(n)],
+                  np.ones(n), np.ones(n), np.ones(n), np.arange(n), np.zeros(n, bool), ["d"] * n, [f"k{i}" for i in range(n)],
                   [f"k{i}" for i in range(n)], fam, [False] * n, [""] * n, ["x"])
     part = make_split(ex, 0.3, seed=1).assign(ex)
     for f in set(fam):
