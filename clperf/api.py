@@ -309,7 +309,7 @@ class Workspace:
         counts (unchanged without one)."""
         if counts is None:
             return kernel
-        return kernel.with_counts(counts.blocks)
+        return kernel.with_counts(counts.blocks, counts.unmatched)
 
     # ---- estimates -------------------------------------------------------------------------------------
 

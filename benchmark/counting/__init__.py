@@ -36,7 +36,7 @@ from clperf.benchmark.counting.trace import TRACE_DTYPE, sectors
 from clperf.benchmark.runner import data_root, kernel_signature
 from clperf.core import cache
 from clperf.core.buildopts import check_options
-from clperf.core.compile import compile_source
+from clperf.core.compile import compile_source, without_unroll_pragmas
 from clperf.core.errors import ClperfError
 from clperf.core.records import Scenario
 
@@ -57,6 +57,7 @@ class _Job:
     def __init__(self, source: str, kernel: str, scenario: Scenario, build_options: str,
                  data: Mapping[str, np.ndarray] | None, path: Path | None) -> None:
         self.source, self.kernel, self.scenario, self.path = source, kernel, scenario, path
+        self.text = without_unroll_pragmas(source)  # what both compilers build: the analysis's loops kept
         self.options = check_options(build_options, "the counting run", path.parent if path else None)
         sig = kernel_signature(source, kernel, str(path) if path else "", shlex.join(self.options))
         self.inputs = KernelInputs(sig, scenario, data_root(str(path)) if path else None, data)
@@ -72,13 +73,13 @@ class _Job:
         folder = ["-I", str(self.path.parent)] if self.path is not None else []
         words = [w for w in self.options if w not in ("-x", "cl")]
         _, sample_groups, trace_groups, trace_cap = settings
-        return launch.Launch(self.source, self.kernel, " ".join([*ANALYSIS_OPTIONS, *words, *folder]),
+        return launch.Launch(self.text, self.kernel, " ".join([*ANALYSIS_OPTIONS, *words, *folder]),
                              self.scenario.global_size, self.scenario.local_size, self.inputs.arguments(),
                              sample_groups, trace_groups, trace_cap)
 
     def clperf_ir(self) -> str | None:
         """The IR clperf's analysis reads (compiled once per process), whose block names counts take."""
-        return compile_source(self.source, self.path, self.options).ir
+        return compile_source(self.text, self.path, self.options).ir
 
     def counts(self, outcome: launch.Outcome, ir: str | None) -> Counts | Failed:
         if outcome.report is None:

@@ -9,7 +9,7 @@ import numpy as np
 
 from clperf.core.cache import finite
 
-FORMAT = "2"  # of Counts' JSON shape, part of a counting run's cache key
+FORMAT = "3"  # of Counts' JSON shape, part of a counting run's cache key
 Site = tuple[str, int, int]  # (block name in clperf's IR, line, column) of a memory instruction
 
 
@@ -19,7 +19,9 @@ class Counts:
 
     ``blocks`` maps a block of clperf's IR of the kernel (clang-19 ``-O1 -fno-unroll-loops`` names, as
     ``KernelReport``'s loops name their headers and latches) to its mean executions per work-item over
-    the work-items of the groups that ran; blocks that never ran are absent. Whole-launch totals are
+    the work-items of the groups that ran; blocks that never ran are absent. ``unmatched``: the blocks of
+    clperf's IR that no block of Oclgrind's matched (its LLVM unrolled a ``#pragma unroll`` loop that
+    clperf's keeps, say): their counts are unknown, not zero. Whole-launch totals are
     ``blocks[b] * work_items``. ``rel_error`` is the standard error of the whole launch's instruction
     total estimated from the sample, relative to that total: 0 when every group ran, 1.0 when one
     group of several ran (no spread to judge from) or when not one group finished within the budget
@@ -47,6 +49,7 @@ class Counts:
     trace_truncated: bool = False  # the trace cap was reached: later accesses are missing
     items_run: int = 0  # work-items whose counts ``blocks`` averages
     longest_group: float = 1.0
+    unmatched: tuple[str, ...] = ()
     cached: bool = field(default=False, compare=False)
 
     @property
@@ -70,6 +73,7 @@ class Counts:
             "trace_truncated": self.trace_truncated,
             "items_run": self.items_run,
             "longest_group": self.longest_group,
+            "unmatched": list(self.unmatched),
         }
 
     @classmethod
@@ -92,6 +96,7 @@ class Counts:
             trace_truncated=bool(d["trace_truncated"]),
             items_run=int(d["items_run"]),
             longest_group=finite(d["longest_group"], "longest_group"),
+            unmatched=tuple(str(b) for b in d["unmatched"]),
         )
 
     def as_cached(self) -> Counts:

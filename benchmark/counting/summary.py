@@ -57,8 +57,12 @@ def summarize(report: dict[str, Any], trace: np.ndarray | None, *, work_items: i
     counted = [(i, str(fn), str(name), int(whole) + int(part), (int(line), int(col)))
                for i, (fn, name, whole, line, col, part) in enumerate(report["blocks"]) if fn == kernel]
     ours = [blocks.Block(name, pos if pos[0] else None) for _, _, name, _, pos in counted]
+    unmatched: tuple[str, ...] = ()
     if clperf_ir is not None:
-        names = blocks.match(ours, blocks.ir_blocks(clperf_ir, kernel))
+        theirs = blocks.ir_blocks(clperf_ir, kernel)
+        names = blocks.match(ours, theirs)
+        found = set(names.values())
+        unmatched = tuple(b.name for b in theirs if b.name and b.name not in found)
     else:
         names = {k: b.name for k, b in enumerate(ours) if b.name}
     renamed = {counted[k][0]: name for k, name in names.items()}  # report block index -> clperf name
@@ -80,4 +84,5 @@ def summarize(report: dict[str, Any], trace: np.ndarray | None, *, work_items: i
         local_size=(lx, ly, lz), errors=tuple(report.get("messages", ())),
         error_count=int(report.get("errors", 0)), trace_truncated=bool(report.get("trace_truncated")),
         items_run=ran_items, longest_group=max(1.0, max(per_group) / mean) if per_group and mean else 1.0,
+        unmatched=unmatched,
     )

@@ -148,6 +148,16 @@ _cache: OrderedDict[tuple[str, tuple[str, ...], str], CompileResult] = OrderedDi
 _cache_lock = Lock()
 
 
+_UNROLL_PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+unroll\b.*$", re.M)
+
+
+def without_unroll_pragmas(text: str) -> str:
+    """The source with ``#pragma unroll`` lines blanked, as clperf's analysis and the counting run both
+    compile it: clang would unroll those loops and their trip counts would be lost (and a counting run's
+    blocks would not be the analysis's). Line numbers do not change."""
+    return _UNROLL_PRAGMA.sub("", text)
+
+
 def compile_source(text: str, path: Path | None, options: list[str], timeout_s: float = 20) -> CompileResult:
     """Compile ``text`` (the content of ``path``, saved or not) to LLVM IR.
 

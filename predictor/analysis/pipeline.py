@@ -17,7 +17,7 @@ from typing import Any
 
 from clperf.core import frontend, sourcefile
 from clperf.core.buildopts import OptionProblem, gather_build_options
-from clperf.core.compile import Diagnostic, char_column, compile_source
+from clperf.core.compile import Diagnostic, char_column, compile_source, without_unroll_pragmas
 from clperf.core.errors import ClperfError, InputError
 from clperf.predictor.analysis.findings import Finding, find
 from clperf.predictor.analysis.module import analyze_ir, unanalyzed
@@ -40,7 +40,6 @@ MAX_BYTES = 1_000_000  # clang and the walk stay well under a second below this;
 COMPILE_TIMEOUT_S = 20.0
 _CACHE_SIZE = 32
 _cache: OrderedDict[tuple[str, tuple[object, ...], str], FileReport] = OrderedDict()  # options, problems
-_UNROLL_PRAGMA = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+unroll\b.*$", re.M)
 
 
 @dataclass(frozen=True)
@@ -131,12 +130,6 @@ def _in_characters(k: KernelReport, lines: list[str]) -> KernelReport:
     )
 
 
-def _for_analysis(text: str) -> str:
-    """The source with ``#pragma unroll`` lines blanked: clang would unroll those loops and the trip
-    counts would be lost. The pragma itself is read by the front end; line numbers do not change."""
-    return _UNROLL_PRAGMA.sub("", text)
-
-
 def compiler_unroll_options(threshold: int) -> list[str]:
     """clang options that build like an LLVM-based device compiler that unrolls on its own: ``-O3`` (what
     such drivers build at) with LLVM's full unrolling of constant-trip loops up to a size ``threshold``
@@ -202,7 +195,7 @@ def analyze_text(text: str, path: Path | None = None, build_options: str = "", *
 
 def _analyze(text: str, name: str, path: Path | None, options: list[str], fe_kernels: list[frontend.Kernel],
              diags: list[Diagnostic], *, keep_pragmas: bool = False) -> FileReport:
-    source = text if keep_pragmas else _for_analysis(text)  # the device compiler's view honours pragmas
+    source = text if keep_pragmas else without_unroll_pragmas(text)  # the device compiler's view honours pragmas
     try:
         result = compile_source(source, path, options, COMPILE_TIMEOUT_S)
     except ClperfError as e:

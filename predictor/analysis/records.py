@@ -8,7 +8,7 @@ keeps the count as a formula, so a scenario's argument values give exact counts 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
@@ -340,14 +340,17 @@ class KernelReport:
                 )
         return total
 
-    def trips_from(self, blocks: Mapping[str, float]) -> dict[int, float]:
+    def trips_from(self, blocks: Mapping[str, float], unmatched: Collection[str] = ()) -> dict[int, float]:
         """Trip counts from a counting run's block counts (IR block -> mean executions per work-item):
         each loop's iterations (its latches' runs: once per iteration whether the loop tests at its top or
         its bottom) per iteration of the loop around it, or per work-item for an outermost loop, so that
         products along a nest give each access's executions per work-item. Loops whose blocks the run did
-        not see are left out."""
+        not see, or whose header or latches are ``unmatched`` (the run's compiler shaped them otherwise),
+        are left out."""
         runs: dict[int, float] = {}
         for i, lp in enumerate(self.loops):
+            if lp.header in unmatched or any(b in unmatched for b in lp.latches):
+                continue
             if lp.latches and all(b in blocks for b in lp.latches):
                 runs[i] = sum(blocks[b] for b in lp.latches)
         out: dict[int, float] = {}
@@ -366,16 +369,22 @@ class KernelReport:
                       for i, lp in enumerate(self.loops))
         return replace(self, loops=loops)
 
-    def with_counts(self, blocks: Mapping[str, float]) -> KernelReport:
+    def with_counts(self, blocks: Mapping[str, float], unmatched: Collection[str] = ()) -> KernelReport:
         """This kernel with a counting run's block counts (IR block -> mean executions per work-item;
         blocks that never ran absent): the loops' trip counts (``with_trips``), and every operation and
-        access counted as often as its block ran, so that a branch counts as often as it was taken."""
-        return replace(self.with_trips(self.trips_from(blocks)), block_runs=dict(blocks))
+        access counted as often as its block ran, so that a branch counts as often as it was taken. When
+        a block of an operation or access is ``unmatched`` (its count unknown), the operations and
+        accesses are counted from the loops' trips instead, measured where the run could tell them."""
+        lost = set(unmatched)
+        whole = not any(b in lost for b, _ in self.op_blocks) and not any(a.block in lost
+                                                                           for a in self.accesses)
+        return replace(self.with_trips(self.trips_from(blocks, lost)),
+                       block_runs=dict(blocks) if whole else None)
 
     @property
     def _counted(self) -> bool:
-        """Whether counts come from a counting run's blocks: it ran, and the analysis named every block
-        of the kernel's operations and accesses."""
+        """Whether counts come from a counting run's blocks: it ran, it counted every block of the
+        kernel's operations and accesses, and the analysis named them all."""
         return (self.block_runs is not None and bool(self.op_blocks)
                 and all(a.block for a in self.accesses))
 

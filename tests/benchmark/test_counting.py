@@ -59,6 +59,19 @@ __kernel void spin(__global float* out) {
 }
 """
 
+UNROLLED = """
+__kernel void unrolled(__global const int* n, __global float* out) {
+    int i = get_global_id(0);
+    float s = 0.0f;
+    for (int k = 0; k < n[i]; ++k) {
+        #pragma unroll
+        for (int j = 0; j < 4; ++j)
+            s += sin(s + (float)(j * k));
+    }
+    out[i] = s;
+}
+"""
+
 OVERRUN = """
 __kernel void overrun(__global float* out, int n) {
     int i = get_global_id(0);
@@ -128,6 +141,28 @@ def test_csr_spmv_counts_the_nonzeros_of_its_generated_matrix(plugin, store):
     (loop,) = trips(source, "spmv_csr", c, SPMV).values()
     assert loop * 4096 == pytest.approx(sc.args["nnz"], abs=1e-6)  # rowptr's real row lengths, summed
     assert 4096 * 8 < sc.args["nnz"] < 4096 * 24  # rows of 16 +- spread, not a constant
+
+
+def test_a_pragma_unroll_loop_is_counted_as_the_analysis_keeps_it(plugin, store):
+    # both compilers are given the source without its ``#pragma unroll`` lines: Oclgrind's LLVM would
+    # unroll the inner loop that clperf's analysis keeps, and its blocks would match none of the analysis's
+    n = np.random.default_rng(5).integers(0, 20, 256).astype(np.int32)
+    sc = Scenario((256,), (64,), {"n": 256, "out": 256})
+    c = counting.count(UNROLLED, "unrolled", sc, data={"n": n}, store=store)
+    assert c is not None and c.complete and not c.unmatched
+    report = analyze_text(UNROLLED).kernel("unrolled")
+    assert report is not None
+    outer, inner = report.loops
+    assert inner.trips_for({}) == 4 and inner.latches[0] in c.blocks
+    counted = report.with_counts(c.blocks, c.unmatched)
+    assert counted.ops_for({}).special_ops == pytest.approx(4 * n.mean())
+    assert counted.loops[0].measured == pytest.approx(n.mean())
+    # a run whose compiler shaped the inner loop otherwise (its blocks unmatched, counts unknown): the
+    # operations are counted from the trips, the outer loop's measured and the inner loop's static 4
+    lost = (inner.header, *inner.latches)
+    partial = report.with_counts({b: v for b, v in c.blocks.items() if b not in lost}, lost)
+    assert partial.loops[0].measured == pytest.approx(n.mean()) and partial.loops[1].measured is None
+    assert partial.ops_for({}).special_ops == pytest.approx(4 * n.mean())
 
 
 def test_a_barrier_and_local_memory(plugin, store):
