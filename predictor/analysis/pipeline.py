@@ -9,7 +9,6 @@ a size limit.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -195,7 +194,7 @@ def analyze_text(text: str, path: Path | None = None, build_options: str = "", *
 
 def _analyze(text: str, name: str, path: Path | None, options: list[str], fe_kernels: list[frontend.Kernel],
              diags: list[Diagnostic], *, keep_pragmas: bool = False) -> FileReport:
-    source = text if keep_pragmas else without_unroll_pragmas(text)  # the device compiler's view honours pragmas
+    source = text if keep_pragmas else without_unroll_pragmas(text)  # the device compiler honours them
     try:
         result = compile_source(source, path, options, COMPILE_TIMEOUT_S)
     except ClperfError as e:

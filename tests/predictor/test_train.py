@@ -60,8 +60,8 @@ def test_the_split_never_puts_a_family_on_both_sides() -> None:
     n = 40
     fam = [f"fam{i % 10}" for i in range(n)]
     ex = Examples(np.zeros((n, 1), np.float32), np.zeros(n, np.float32), np.zeros(n, np.int64), np.ones(n),
-                  np.ones(n), np.ones(n), np.ones(n), np.arange(n), np.zeros(n, bool), ["d"] * n, [f"k{i}" for i in range(n)],
-                  [f"k{i}" for i in range(n)], fam, [False] * n, [""] * n, ["x"])
+                  np.ones(n), np.ones(n), np.ones(n), np.arange(n), np.zeros(n, bool), ["d"] * n,
+                  [f"k{i}" for i in range(n)], [f"k{i}" for i in range(n)], fam, [False] * n, [""] * n, ["x"])
     part = make_split(ex, 0.3, seed=1).assign(ex)
     for f in set(fam):
         sides = {int(p) for p, g in zip(part, fam, strict=True) if g == f}
