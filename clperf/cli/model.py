@@ -233,7 +233,9 @@ def _evaluate_devset(ns: argparse.Namespace) -> int:
               f"predicted for `{ns.device}`: statically (sizes and scalars, not the data)"
               + (f" and from a counting run of each launch with its data ({ns.count_budget:g} s each)"
                  if ns.counting else "") + ", "
-              "measured times from the dev set's `truth*.jsonl`."]
+              "measured times from the dev set's `truth*.jsonl`."
+              + (" `, as predict`: what `clperf predict` answers, from the counting run's trace where it "
+                 "could be made and statically where not, over every launch." if ns.counting else "")]
     ns.report.mkdir(parents=True, exist_ok=True)
     path = ns.report / "devset.md"
     path.write_text(devset.render(summary, launches, header), encoding="utf-8")

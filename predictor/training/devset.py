@@ -210,6 +210,9 @@ def predict_one(setup: Setup, spec: dict[str, Any], measured_ms: float, measure:
                 est = ws.estimate(kernel, scenario, setup.device, text, use_cache=False,
                                   use_model=m == "auto", calibrate=False, counts=counts, caches=caches)
                 predicted[("roofline" if m == "roofline" else "model") + suffix] = est.time_ms
+        if measure is not None:  # as `clperf predict` answers: from the trace where there is one
+            for base in [b for b in ("model", "roofline") if b in predicted]:
+                predicted[f"{base}, as predict"] = predicted.get(f"{base}+caches", predicted[base])
     except (ClperfError, OSError, ValueError, KeyError) as e:
         problem = f"{type(e).__name__}: {e}"
     return Launch(sid, bench, size, measured_ms, predicted, problem)

@@ -150,6 +150,8 @@ def test_counting_on_ray_gives_the_plain_runs_summary_and_fills_the_drivers_cach
     plain = _evaluate_json(folder, tmp_path / "plain-home")
     assert plain["launches"] == 3 and plain["unpredicted"] == []
     assert plain["models"]["model+counts"]["all"]["n"] == 3  # every launch was counted
+    # what `clperf predict` answers: the counted estimates, here every launch's
+    assert plain["models"]["model, as predict"]["all"] == plain["models"]["model+caches"]["all"]
     driver = tmp_path / "driver-home"
     assert _evaluate_json(folder, driver, f"--ray={ray_cluster}") == plain
     # the workers counted (in their own home) and the driver stored every run they sent back
