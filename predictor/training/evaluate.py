@@ -23,6 +23,7 @@ import math
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,12 +120,15 @@ def _classes(ex: Examples, rows: np.ndarray, pred_ms: np.ndarray) -> np.ndarray:
 
 def _static_twins(ex: Examples, rows: np.ndarray) -> np.ndarray:
     """Per row of ``rows``: whether it is the static example of a launch that also has a traced one
-    (the same kernel, device and measured time)."""
+    (the same kernel, device and measured time; one static row for each traced one)."""
     key = [(int(k), d, float(m)) for k, d, m in zip(ex.kernel[rows], np.asarray(ex.device)[rows],
                                                     ex.meas_ms[rows], strict=True)]
-    with_trace = {k for k, t in zip(key, ex.traced[rows], strict=True) if t}
-    return np.asarray([k in with_trace and not t for k, t in zip(key, ex.traced[rows], strict=True)],
-                      dtype=bool)
+    left = Counter(k for k, t in zip(key, ex.traced[rows], strict=True) if t)
+    out = np.zeros(len(key), dtype=bool)
+    for i, (k, t) in enumerate(zip(key, ex.traced[rows], strict=True)):
+        if not t and left[k] > 0:
+            out[i], left[k] = True, left[k] - 1
+    return out
 
 
 def _gbm(ex: Examples, train: np.ndarray, seed: int, hand_weight: float) -> Any:
