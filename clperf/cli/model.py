@@ -16,7 +16,7 @@ from clperf.api import Workspace, select_device
 from clperf.cli import add_build_options, add_json_flag, add_scenario_flags, scenario_from_args
 from clperf.core import units
 from clperf.core.errors import InputError
-from clperf.predictor.model.estimate import COUNTED_MODEL
+from clperf.predictor.model.estimate import COUNTED_MODEL, model_dir
 from clperf.predictor.model.speedup import own_code
 from clperf.predictor.training import datasets, devset, devset_cluster
 from clperf.predictor.training.config import TrainConfig
@@ -228,8 +228,12 @@ def _evaluate_devset(ns: argparse.Namespace) -> int:
         commit = ""
     command = f"clperf evaluate --devset {folder}" + (f" --counting --count-budget {ns.count_budget:g}"
                                                        if ns.counting else "")
+    try:
+        version = str(json.loads((model_dir() / "meta.json").read_text(encoding="utf-8")).get("version"))
+    except (OSError, ValueError, AttributeError):
+        version = "unknown"
     header = [f"Written by `{command}` on "
-              f"{datetime.date.today().isoformat()}, commit `{commit or 'unknown'}`; "
+              f"{datetime.date.today().isoformat()}, commit `{commit or 'unknown'}`, model `{version}`; "
               f"predicted for `{ns.device}`: statically (sizes and scalars, not the data)"
               + (f" and from a counting run of each launch with its data ({ns.count_budget:g} s each)"
                  if ns.counting else "") + ", "
