@@ -20,8 +20,8 @@ class Counts:
     ``blocks`` maps a block of clperf's IR of the kernel (clang-19 ``-O1 -fno-unroll-loops`` names, as
     ``KernelReport``'s loops name their headers and latches) to its mean executions per work-item over
     the work-items of the groups that ran; blocks that never ran are absent. ``unmatched``: the blocks of
-    clperf's IR that no block of Oclgrind's matched (its LLVM unrolled a ``#pragma unroll`` loop that
-    clperf's keeps, say): their counts are unknown, not zero. Whole-launch totals are
+    clperf's IR that no block of Oclgrind's matched (its LLVM 14 shaped a loop otherwise than clang-19):
+    their counts are unknown, not zero. Whole-launch totals are
     ``blocks[b] * work_items``. ``rel_error`` is the standard error of the whole launch's instruction
     total estimated from the sample, relative to that total: 0 when every group ran, 1.0 when one
     group of several ran (no spread to judge from) or when not one group finished within the budget
