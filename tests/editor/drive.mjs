@@ -269,9 +269,16 @@ async function main() {
     try {
       const toast = page.locator(".notification-toast").filter({ hasText: /clperf benchmark/i }).first();
       await toast.waitFor({ timeout: 30_000 });
-      await sleep(1000); // let the toast finish sliding in
-      const cancel = await toast.locator(".monaco-button, a.monaco-button").filter({ hasText: "Cancel" }).count();
-      progress = `${(await toast.innerText()).replace(/\s+/g, " ").trim()} [cancel buttons: ${cancel}]`;
+      // a quick benchmark ends within a second: read the toast while it is still the progress one
+      const buttons = toast.locator(".monaco-button, a.monaco-button").filter({ hasText: "Cancel" });
+      let cancel = 0;
+      let text = "";
+      for (const end = Date.now() + 5_000; Date.now() < end && !cancel; await sleep(50)) {
+        text = (await toast.innerText()).replace(/\s+/g, " ").trim();
+        if (/clperf benchmark —/.test(text)) break; // already the result
+        cancel = await buttons.count();
+      }
+      progress = `${text} [cancel buttons: ${cancel}]`;
       await shot(page, "07-benchmark-progress.png");
     } catch {
       progress = undefined;
