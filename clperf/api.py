@@ -280,8 +280,16 @@ class Workspace:
                     if p.pointer and p.address_space == "local")
         occ = memory.occupancy(group, local, mem, max_group_items=device.max_work_group_size or 1024,
                                max_local_per_group=device.local_mem_bytes)
-        traced = len(np.unique(counts.trace["group"]))
-        if counts.trace_truncated and traced > 1:
+        groups = np.unique(counts.trace["group"])
+        traced: float = len(groups)
+        if counts.groups_run == 0:
+            # no group finished: the trace holds the abandoned groups as far as they got, each the share
+            # of a whole group its finished work-items are (a group with none tells no launch's traffic)
+            traced = sum(min(1.0, counts.abandoned.get(int(g), 0) / group) for g in groups)
+            if traced <= 0:
+                return None
+            counts_trace = counts.trace
+        elif counts.trace_truncated and traced > 1:
             traced -= 1  # the last group's accesses are cut short: leave it out of the scale
             counts_trace = counts.trace[counts.trace["group"] != counts.trace["group"][-1]]
         else:

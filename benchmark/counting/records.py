@@ -9,7 +9,7 @@ import numpy as np
 
 from clperf.core.cache import finite
 
-FORMAT = "3"  # of Counts' JSON shape, part of a counting run's cache key
+FORMAT = "4"  # of Counts' JSON shape, part of a counting run's cache key
 Site = tuple[str, int, int]  # (block name in clperf's IR, line, column) of a memory instruction
 
 
@@ -27,8 +27,10 @@ class Counts:
     group of several ran (no spread to judge from) or when not one group finished within the budget
     and ``blocks`` averages the work-items that did (``groups_run`` 0, ``items_run`` of them).
     ``trace`` (``trace.TRACE_DTYPE``) holds the accesses of the traced groups (the first groups of the
-    run order), ``sites`` each memory instruction's block and source position (the line and column, in
-    characters, of ``Access.line``/``Access.column``). ``errors``: Oclgrind's reports (an invalid read
+    run order): of those that finished, or when none did, of those abandoned at the time limit as far as
+    they got (``abandoned``: each abandoned group's finished work-items, by linear group id); ``sites``
+    each memory instruction's block and source position (the line and column, in characters, of
+    ``Access.line``/``Access.column``). ``errors``: Oclgrind's reports (an invalid read
     or write, a divergent barrier), the first few. ``longest_group``: the instructions per work-item of
     the group that ran with the most, over the mean of the groups that ran (1.0 with one group): the
     last wave of a launch waits for its longest work-items, which a trace of the first groups may miss.
@@ -50,6 +52,7 @@ class Counts:
     items_run: int = 0  # work-items whose counts ``blocks`` averages
     longest_group: float = 1.0
     unmatched: tuple[str, ...] = ()
+    abandoned: dict[int, int] = field(default_factory=dict)
     cached: bool = field(default=False, compare=False)
 
     @property
@@ -74,6 +77,7 @@ class Counts:
             "items_run": self.items_run,
             "longest_group": self.longest_group,
             "unmatched": list(self.unmatched),
+            "abandoned": [[g, n] for g, n in self.abandoned.items()],
         }
 
     @classmethod
@@ -97,6 +101,7 @@ class Counts:
             items_run=int(d["items_run"]),
             longest_group=finite(d["longest_group"], "longest_group"),
             unmatched=tuple(str(b) for b in d["unmatched"]),
+            abandoned={int(g): int(n) for g, n in d["abandoned"]},
         )
 
     def as_cached(self) -> Counts:

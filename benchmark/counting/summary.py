@@ -84,5 +84,5 @@ def summarize(report: dict[str, Any], trace: np.ndarray | None, *, work_items: i
         local_size=(lx, ly, lz), errors=tuple(report.get("messages", ())),
         error_count=int(report.get("errors", 0)), trace_truncated=bool(report.get("trace_truncated")),
         items_run=ran_items, longest_group=max(1.0, max(per_group) / mean) if per_group and mean else 1.0,
-        unmatched=unmatched,
+        unmatched=unmatched, abandoned={g: items for g, items, _ in abandoned},
     )

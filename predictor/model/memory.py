@@ -418,19 +418,19 @@ def longest_item(trace: np.ndarray) -> int:
 
 
 def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, groups_per_sm: int, sms: int,
-                   local_bytes_per_group: int = 0, traced_groups: int | None = None,
+                   local_bytes_per_group: int = 0, traced_groups: float | None = None,
                    buffer_bytes: Mapping[int, float] | None = None) -> MemoryTraffic:
     """The launch's traffic at each level of the memory hierarchy, from the traced groups' accesses.
 
     ``groups_total``: work-groups in the launch; ``groups_per_sm`` (``occupancy``) and ``sms`` decide how many
     run at once and share L1 and L2; ``local_bytes_per_group`` sets the __local carve-out, hence L1;
-    ``traced_groups``: the groups the trace holds (default: those with an access in it); ``buffer_bytes``:
-    the size of each kernel argument's buffer, by argument index, where the launch gives it (what the
-    whole grid can touch of it)."""
+    ``traced_groups``: the groups the trace holds (default: those with an access in it), a part of one
+    where it holds a group only as far as it ran; ``buffer_bytes``: the size of each kernel argument's
+    buffer, by argument index, where the launch gives it (what the whole grid can touch of it)."""
     t = _select(trace, local=False)
     local = _select(trace, local=True)
     traced = traced_groups or len(np.unique(np.r_[t["group"], local["group"]]))
-    scale = groups_total / max(1, traced)
+    scale = groups_total / max(traced, 1e-9)
     _, waves, ideal = _wavefronts(local, mem.warp_size, mem.local_banks, mem.bank_bytes)
     banks = float(waves.sum() / ideal.sum()) if len(waves) else 1.0
     local_bytes = float(local["size"].sum()) * scale
@@ -455,7 +455,8 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
     inter_hit = min(1.0, l2 / wave) if wave else 1.0
     dram = float(unique.sum()) + inter * (1 - inter_hit) + float(intra_miss.sum()) * scale
     group_lines, shared = _lines(s, max(1, mem.line_bytes // sec), traced)
-    notes = [f"traced {traced} of {groups_total} work-groups; {concurrent} run at once ({groups_per_sm}/SM)",
+    notes = [f"traced {traced:.3g} of {groups_total} work-groups; {concurrent} run at once "
+             f"({groups_per_sm}/SM)",
              f"running groups' working set {wave * sec / 2**20:.1f} MiB against L2 "
              f"{mem.l2_bytes / 2**20:.0f} MiB: {inter_hit:.0%} of re-touches by other groups hit L2",
              "L1 hits counted within a work-group only"]

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from clperf.api import Workspace, select_device
 from clperf.benchmark import counting
 from clperf.benchmark.counting import blocks, launch, oclgrind
 from clperf.benchmark.counting.store import CountStore
@@ -203,6 +204,20 @@ def test_groups_longer_than_the_budget_count_their_finished_work_items(plugin, s
     assert c is not None
     assert c.groups_run == 0 and 0 < c.items_run < 512 and c.rel_error == 1.0
     assert c.blocks["for.body"] == 100_000 and c.blocks["entry"] == 1.0
+
+
+def test_a_trace_of_groups_cut_short_scales_as_far_as_they_ran(plugin, store):
+    # no group finishes: the trace holds the first group's finished work-items (and the one running), so
+    # the launch's traffic is that share of a group scaled to the grid, not a whole group's
+    sc = Scenario((1024,), (256,), {"n": 1024, "out": 1024})
+    n = np.full(1024, 100_000, np.int32)
+    c = counting.count(STEPS, "steps", sc, data={"n": n}, budget_s=1.5, trace_groups=1, store=store)
+    assert c is not None and c.groups_run == 0 and c.trace is not None
+    assert 0 < c.abandoned[int(c.trace["group"][0])] < 256
+    traffic = Workspace.memory(analyze_text(STEPS).kernel("steps"), sc, select_device("h200"), c)
+    assert traffic is not None
+    issued = 1024 * 8  # each work-item reads n[i] and writes out[i]
+    assert issued * 0.9 < traffic.issued_bytes < issued * 1.3, traffic.issued_bytes
 
 
 def test_the_groups_the_budget_cuts_short_stay_in_the_sample_with_their_finished_work_items(plugin, store):
