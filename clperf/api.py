@@ -285,7 +285,12 @@ class Workspace:
         if counts.groups_run == 0:
             # no group finished: the trace holds the abandoned groups as far as they got, each the share
             # of a whole group its finished work-items are (a group with none tells no launch's traffic)
-            traced = sum(min(1.0, counts.abandoned.get(int(g), 0) / group) for g in groups)
+            ran = {int(g): counts.abandoned.get(int(g), 0) for g in groups}
+            if counts.trace_truncated:  # the cap cut the last group's accesses: the items it holds, less one
+                last = counts.trace["group"][-1]
+                held = len(np.unique(counts.trace["item"][counts.trace["group"] == last])) - 1
+                ran[int(last)] = min(ran[int(last)], held)
+            traced = sum(min(1.0, n / group) for n in ran.values())
             if traced <= 0:
                 return None
             counts_trace = counts.trace
