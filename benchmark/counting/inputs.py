@@ -39,7 +39,7 @@ class Argument:
 def digest(array: np.ndarray) -> str:
     """sha256 of an array's dtype, shape and bytes."""
     h = hashlib.sha256(f"{array.dtype.str}|{array.dtype.descr}|{array.shape}|".encode())
-    h.update(np.ascontiguousarray(array).reshape(-1).view(np.uint8))  # its buffer, not a copy of it
+    h.update(np.ascontiguousarray(array).reshape(-1).view(np.uint8).data)  # its buffer, not a copy of it
     return h.hexdigest()
 
 

@@ -370,7 +370,7 @@ def _stream(t: Mapping[str, np.ndarray], warp_size: int, sector: int,
     return _Stream(group, cls, cls_region, sec, write, retouch, dist, nreq)
 
 
-def _launch_footprint(s: _Stream, traced: int, groups_total: int,
+def _launch_footprint(s: _Stream, traced: float, groups_total: int,
                       buffer_sectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per class: distinct sectors per group (mean over the traced groups) and distinct sectors of the whole
     grid. The grid's: the traced groups' union, grown towards what all groups would touch without sharing
@@ -397,7 +397,7 @@ def _launch_footprint(s: _Stream, traced: int, groups_total: int,
     return per_group, np.where(buffer_sectors > 0, known, unknown)
 
 
-def _lines(s: _Stream, sectors_per_line: int, groups: int) -> tuple[float, float]:
+def _lines(s: _Stream, sectors_per_line: int, groups: float) -> tuple[float, float]:
     """Mean distinct lines per traced group, and the share of those a second traced group also touches."""
     bits = int(s.group.max()).bit_length()  # groups are dense: packing keeps them as they are
     pairs = np.sort(_key(_key(s.cls_region[s.cls], s.sector // sectors_per_line), s.group))
