@@ -221,8 +221,9 @@ def test_a_trace_of_groups_cut_short_scales_as_far_as_they_ran(plugin, store):
 
 
 def test_a_capped_trace_of_a_group_cut_short_scales_by_the_work_items_it_holds(plugin, store):
-    # each work-item loads 20,000 times: the trace cap ends the trace a few work-items in, before the
-    # budget ends the group, so the work-items the trace holds, not those that finished, are its share
+    # each work-item loads 100,000 times: the trace cap ends the trace a few work-items in, long before
+    # the budget ends the group (tens of its 256 work-items finish on 2 cores), so the work-items the
+    # trace holds, not those that finished, are its share
     walk = """
     __kernel void walk(__global const int* n, __global const float* x, __global float* out) {
         int i = get_global_id(0);
@@ -233,15 +234,15 @@ def test_a_capped_trace_of_a_group_cut_short_scales_by_the_work_items_it_holds(p
     }
     """
     sc = Scenario((1024,), (256,), {"n": 1024, "x": 1024, "out": 1024})
-    n = np.full(1024, 20_000, np.int32)
-    c = counting.count(walk, "walk", sc, data={"n": n}, budget_s=2.0, trace_groups=1, trace_cap=50_000,
+    n = np.full(1024, 100_000, np.int32)
+    c = counting.count(walk, "walk", sc, data={"n": n}, budget_s=2.0, trace_groups=1, trace_cap=250_000,
                        store=store)
     assert c is not None and c.groups_run == 0 and c.trace_truncated
     held = len(np.unique(c.trace["item"]))
     assert c.abandoned[int(c.trace["group"][0])] > held  # more finished than the trace holds
     traffic = Workspace.memory(analyze_text(walk).kernel("walk"), sc, select_device("h200"), c)
     assert traffic is not None
-    issued = 1024 * (4 + 20_000 * 4 + 4)
+    issued = 1024 * (4 + 100_000 * 4 + 4)
     assert issued * 0.8 < traffic.issued_bytes < issued * 2.0, traffic.issued_bytes / issued
 
 
