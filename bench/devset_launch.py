@@ -45,7 +45,8 @@ def main() -> None:
         if counts is None:
             print("  no counting run (the log says why)")
         else:
-            print(f"  counted {counts.groups_run} of {counts.groups_total} groups,"
+            print(f"  counted {counts.groups_run} of {counts.groups_total} groups"
+                  f" ({counts.unfinished_items} work-items unfinished),"
                   f" {counts.items_run} work-items, longest group {counts.longest_group:.2f}x the mean,"
                   f" {counts.elapsed_s:.1f} s,"
                   f" trace {0 if counts.trace is None else len(counts.trace)} records"

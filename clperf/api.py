@@ -322,6 +322,8 @@ class Workspace:
         counts (unchanged without one)."""
         if counts is None:
             return kernel
+        if counts.unfinished_only:  # not one work-item finished: the inner loops' trips so far
+            return kernel.with_trips(kernel.inner_trips_from(counts.unfinished, counts.unmatched))
         return kernel.with_counts(counts.blocks, counts.unmatched)
 
     # ---- estimates -------------------------------------------------------------------------------------

@@ -84,9 +84,10 @@ class _Job:
     def counts(self, outcome: launch.Outcome, ir: str | None) -> Counts | Failed:
         if outcome.report is None:
             return Failed(outcome.failure or "no counts")
-        if not outcome.report.get("groups") and not outcome.report.get("partial_items"):
-            limit = "abandoned at the time limit" if outcome.report.get("aborted") else "did not finish"
-            return Failed(f"no work-item finished within the budget (the first group {limit})")
+        r = outcome.report
+        if not r.get("groups") and not r.get("partial_items") and not r.get("unfinished_items"):
+            limit = "abandoned at the time limit" if r.get("aborted") else "did not finish"
+            return Failed(f"no work-item ran within the budget (the first group {limit})")
         return summarize(outcome.report, outcome.trace, work_items=self.scenario.work_items, clperf_ir=ir,
                          source=self.source, elapsed_s=outcome.elapsed_s)
 
@@ -102,7 +103,8 @@ def count(source: str, kernel: str, scenario: Scenario, *, build_options: str = 
 
     Returns None, with the reason logged at info level, when there is no counting run to be had:
     Oclgrind or the plugin unavailable, a scenario whose inputs cannot be made, a kernel that does not
-    build or crashes, or not one work-item that finished within the budget. A kernel that reads or
+    build or crashes, or not one work-item that ran within the budget (when work-items ran and none
+    finished, ``Counts.unfinished`` holds what they ran). A kernel that reads or
     writes out of bounds is counted, and ``Counts.errors`` holds Oclgrind's reports. The budget runs
     from the call (the plugin's one-time build aside)."""
     started = time.time()

@@ -4,6 +4,9 @@
 //  * per basic block of the kernel's module, how many times the work-items of those groups ran it
 //    (counted at the block's terminator, which runs once per execution of the block);
 //  * per completed group: its linear index, its work-items and the instructions they executed;
+//  * of the groups abandoned at the time limit: the same for the work-items they finished, and apart
+//    the block counts of those they had started and not finished (inner loops' trips when not one
+//    work-item finished: a group whose barriers keep every work-item waiting for the others);
 //  * for the first few groups of the run order (the traced ones): every global, constant and
 //    __local access, in program order per work-item, as 32-byte records (struct Record);
 //  * Oclgrind's error messages (invalid reads and writes, divergent barriers), counted.
@@ -358,6 +361,7 @@ private:
       uint64_t instructions = addItems(w, m_partialCounts, true);
       if (m_partialItems > before)
         m_partialGroups.push_back({w.group, size_t(m_partialItems - before), instructions});
+      addUnfinished(w);
       keepRecords(w, m_partialRecords, m_partialTraced);
     }
     throw oclgrind::FatalError(std::string(STOP_MARK) + "work-group abandoned at the time limit", __FILE__,
@@ -380,6 +384,20 @@ private:
       m_partialItems += finishedOnly;
     }
     return instructions;
+  }
+
+  // add the block counts of ``w``'s work-items that started and did not finish. Holds m_mutex.
+  void addUnfinished(const Worker& w)
+  {
+    size_t nb = m_blocks.size();
+    for (size_t i = 0; i < w.items; ++i)
+    {
+      if (w.done[i] || !w.instructions[i])
+        continue;
+      for (size_t b = 0; b < nb; ++b)
+        m_unfinishedCounts[b] += w.counts[i * nb + b];
+      ++m_unfinishedItems;
+    }
   }
 
   void keepRecords(Worker& w, std::vector<Record>& into, std::vector<size_t>& groups) // holds m_mutex
@@ -431,6 +449,7 @@ private:
       }
     m_counts.assign(m_blocks.size(), 0);
     m_partialCounts.assign(m_blocks.size(), 0);
+    m_unfinishedCounts.assign(m_blocks.size(), 0);
   }
 
   // which kernel argument each global buffer and each __local allocation belongs to
@@ -507,7 +526,7 @@ private:
        << ",\"budget_spent\":" << (m_budgetSpent ? "true" : "false")
        << ",\"aborted\":" << (m_aborted ? "true" : "false")
        << ",\"trace_truncated\":" << (m_truncated ? "true" : "false") << ",\"errors\":" << m_errors
-       << ",\"partial_items\":" << m_partialItems
+       << ",\"partial_items\":" << m_partialItems << ",\"unfinished_items\":" << m_unfinishedItems
        << ",\"messages\":[";
     for (size_t i = 0; i < m_messages.size(); ++i)
       js << (i ? "," : "") << quoted(m_messages[i]);
@@ -531,7 +550,7 @@ private:
       js << (b ? "," : "") << "[" << quoted(bb->getParent()->getName().str()) << ","
          << quoted(bb->hasName() ? bb->getName().str() : "") << "," << m_counts[b] << ","
          << (loc ? loc->getLine() : 0) << "," << (loc ? loc->getColumn() : 0) << "," << m_partialCounts[b]
-       << "]";
+         << "," << m_unfinishedCounts[b] << "]";
     }
     js << "],\"sites\":[";
     llvm::StringRef mainFile = m_function->getSubprogram() ? m_function->getSubprogram()->getFilename() : "";
@@ -566,6 +585,8 @@ private:
   mutable std::mutex m_mutex; // guards everything below
   std::vector<uint64_t> m_counts, m_partialCounts; // per block: completed groups, abandoned groups' items
   uint64_t m_partialItems = 0;
+  std::vector<uint64_t> m_unfinishedCounts; // per block: abandoned groups' unfinished work-items
+  uint64_t m_unfinishedItems = 0;
   std::vector<GroupRun> m_partialGroups; // abandoned groups: their finished work-items, instructions
   std::vector<GroupRun> m_ran;
   std::vector<size_t> m_tracedRan;

@@ -9,7 +9,7 @@ import numpy as np
 
 from clperf.core.cache import finite
 
-FORMAT = "4"  # of Counts' JSON shape, part of a counting run's cache key
+FORMAT = "5"  # of Counts' JSON shape, part of a counting run's cache key
 Site = tuple[str, int, int]  # (block name in clperf's IR, line, column) of a memory instruction
 
 
@@ -34,6 +34,10 @@ class Counts:
     or write, a divergent barrier), the first few. ``longest_group``: the instructions per work-item of
     the group that ran with the most, over the mean of the groups that ran (1.0 with one group): the
     last wave of a launch waits for its longest work-items, which a trace of the first groups may miss.
+    ``unfinished``: when not one work-item finished (a group whose barriers hold every work-item until
+    all reach them, outlasting the budget), each block's executions so far per work-item that had
+    started, over ``unfinished_items`` of them: ``blocks`` is then empty, and only the trips of loops
+    nested in a loop that ran can be read from it (``KernelReport.inner_trips_from``).
     """
 
     kernel: str
@@ -53,7 +57,14 @@ class Counts:
     longest_group: float = 1.0
     unmatched: tuple[str, ...] = ()
     abandoned: dict[int, int] = field(default_factory=dict)
+    unfinished: dict[str, float] = field(default_factory=dict)
+    unfinished_items: int = 0
     cached: bool = field(default=False, compare=False)
+
+    @property
+    def unfinished_only(self) -> bool:
+        """Not one work-item finished: only ``unfinished`` tells, and only inner loops' trips."""
+        return not self.items_run and bool(self.unfinished)
 
     @property
     def complete(self) -> bool:
@@ -78,6 +89,8 @@ class Counts:
             "longest_group": self.longest_group,
             "unmatched": list(self.unmatched),
             "abandoned": [[g, n] for g, n in self.abandoned.items()],
+            "unfinished": dict(self.unfinished),
+            "unfinished_items": self.unfinished_items,
         }
 
     @classmethod
@@ -102,6 +115,8 @@ class Counts:
             longest_group=finite(d["longest_group"], "longest_group"),
             unmatched=tuple(str(b) for b in d["unmatched"]),
             abandoned={int(g): int(n) for g, n in d["abandoned"]},
+            unfinished={str(k): finite(v, "block count") for k, v in d["unfinished"].items()},
+            unfinished_items=int(d["unfinished_items"]),
         )
 
     def as_cached(self) -> Counts:

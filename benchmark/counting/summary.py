@@ -8,8 +8,9 @@ the abandoned groups out would keep exactly the groups that run longest out of t
 instruction total is estimated by the ratio estimator (instructions per work-item of the sample times
 the launch's work-items), whose standard error over the groups that ran, with the finite-population
 correction ``1 - n/N``, is ``Counts.rel_error`` relative to the estimate (1.0 when fewer than two
-groups finished). ``Counts.longest_group`` is the most instructions per work-item of one group, whole
-or abandoned, over that mean.
+groups finished). When not one work-item finished, the blocks' executions so far per started work-item
+are kept apart (``Counts.unfinished``). ``Counts.longest_group`` is the most instructions per work-item
+of one group, whole or abandoned, over that mean.
 """
 
 from __future__ import annotations
@@ -55,7 +56,9 @@ def summarize(report: dict[str, Any], trace: np.ndarray | None, *, work_items: i
     partial = not groups
     ran_items = int(report["partial_items"]) + sum(g[1] for g in groups)
     counted = [(i, str(fn), str(name), int(whole) + int(part), (int(line), int(col)))
-               for i, (fn, name, whole, line, col, part) in enumerate(report["blocks"]) if fn == kernel]
+               for i, (fn, name, whole, line, col, part, _) in enumerate(report["blocks"]) if fn == kernel]
+    started = int(report.get("unfinished_items", 0))
+    so_far = {i: int(rest) for i, (fn, _, _, _, _, _, rest) in enumerate(report["blocks"]) if fn == kernel}
     ours = [blocks.Block(name, pos if pos[0] else None) for _, _, name, _, pos in counted]
     unmatched: tuple[str, ...] = ()
     if clperf_ir is not None:
@@ -67,6 +70,8 @@ def summarize(report: dict[str, Any], trace: np.ndarray | None, *, work_items: i
         names = {k: b.name for k, b in enumerate(ours) if b.name}
     renamed = {counted[k][0]: name for k, name in names.items()}  # report block index -> clperf name
     per_item = {renamed[i]: n / ran_items for i, _, _, n, _ in counted if n and i in renamed}
+    unfinished = ({renamed[i]: n / started for i, n in so_far.items() if n and i in renamed}
+                  if not ran_items and started else {})
     lines = source.split("\n")
     sites: dict[int, Site] = {}
     for s, (block, line, col, _opcode) in enumerate(report["sites"]):
@@ -85,4 +90,5 @@ def summarize(report: dict[str, Any], trace: np.ndarray | None, *, work_items: i
         error_count=int(report.get("errors", 0)), trace_truncated=bool(report.get("trace_truncated")),
         items_run=ran_items, longest_group=max(1.0, max(per_group) / mean) if per_group and mean else 1.0,
         unmatched=unmatched, abandoned={g: items for g, items, _ in abandoned},
+        unfinished=unfinished, unfinished_items=started if unfinished else 0,
     )

@@ -114,7 +114,11 @@ def _predict(ns: argparse.Namespace) -> int:
                       use_model=ns.model == "auto", calibrate=not ns.no_calibration, counts=counted)
     kernel = ws.counted(target.kernel, counted)
     warnings = [*target.warnings, *ws.doubts(kernel, target.scenario, device)]
-    if counted is not None and counted.groups_run == 0:
+    if counted is not None and counted.unfinished_only:
+        warnings.append(f"trip counts of inner loops from a counting run of {counted.unfinished_items} "
+                        "work-items of its first work-groups, stopped at the budget before any finished: "
+                        "the others from the static analysis")
+    elif counted is not None and counted.groups_run == 0:
         warnings.append(f"trip counts from a counting run of {counted.items_run} work-items of its first "
                         "work-groups (none finished in the budget): a rough count")
     elif counted is not None and counted.groups_run < counted.groups_total:

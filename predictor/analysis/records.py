@@ -114,6 +114,8 @@ class TripCount:
 
 
 _GEOMETRIC_CAP = 64  # a counter scaled by 2 or more leaves any 64-bit range within 64 steps
+# the share of an iteration a work-item stopped at the time limit has done, on average
+IN_PROGRESS = 0.5
 
 
 def _run_geometric(g: tuple[Any, ...], vals: Mapping[str, int | float]) -> int | None:
@@ -360,6 +362,28 @@ class KernelReport:
                 out[i] = n
             elif parent in runs and runs[parent] > 0:
                 out[i] = n / runs[parent]
+        return out
+
+    def inner_trips_from(self, runs: Mapping[str, float],
+                         unmatched: Collection[str] = ()) -> dict[int, float]:
+        """Trip counts from the block counts of work-items stopped before they finished (a counting run
+        whose first group, held at its barriers, outlasted the budget): a nested loop's iterations per
+        iteration of the loop around it, that loop's iteration in progress counted as half done (its
+        header ran, its latch not yet), and only for loops whose count the static analysis cannot tell
+        or took at work-item 0. Outermost loops, whose runs so far say nothing of the whole, keep their
+        static counts."""
+        out: dict[int, float] = {}
+        for i, lp in enumerate(self.loops):
+            if lp.parent is None or (lp.trip is not None and not lp.varies):
+                continue
+            parent = self.loops[lp.parent]
+            lost = {lp.header, parent.header, *lp.latches, *parent.latches} & set(unmatched)
+            if lost or not lp.latches or not all(b in runs for b in (*lp.latches, *parent.latches)):
+                continue
+            done = sum(runs[b] for b in parent.latches)
+            begun = done + IN_PROGRESS * max(0.0, runs.get(parent.header, 0.0) - done)
+            if begun > 0:
+                out[i] = sum(runs[b] for b in lp.latches) / begun
         return out
 
     def with_trips(self, trips: Mapping[int, float]) -> KernelReport:
