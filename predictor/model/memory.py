@@ -15,7 +15,11 @@ The caches (``memory_traffic``) are modelled on sectors, the unit L2 and DRAM mo
   groups resident on one SM, L2 by all groups running at once; only loads hit L1;
 * across groups, each buffer's sectors are DRAM traffic once (compulsory; estimated for the grid from the
   traced groups' per-group footprint and the range of the buffer they cover), and a sector another group
-  touches again hits L2 when the running groups' working set fits in L2, in proportion beyond.
+  touches again hits L2 when the distinct sectors the launch touches between the two fit in L2, in
+  proportion beyond. The launch's touches are taken as spread evenly over its time, so a buffer's re-touch
+  comes after (its footprint / its touches) of them all; within that window every buffer adds its touches,
+  no more than its footprint: a vector every group gathers from stays in L2 beside the matrix streaming
+  past it, and two matrices every group re-reads in turn share L2 as their footprints say.
 """
 
 from __future__ import annotations
@@ -397,6 +401,20 @@ def _launch_footprint(s: _Stream, traced: float, groups_total: int,
     return per_group, np.where(buffer_sectors > 0, known, unknown)
 
 
+def _inter_group(touches: np.ndarray, unique: np.ndarray, l2: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per class (sectors): re-touches of a sector by another group than the one that first touched it,
+    and the share of them that hit L2. With the launch's touches spread evenly over its time, a class's
+    sector comes back after ``all touches x unique / touches`` of them, among which each class counts its
+    own touches, no more than its distinct sectors."""
+    inter = np.maximum(0.0, touches - unique)
+    total = float(touches.sum())
+    if total <= 0:
+        return inter, np.ones_like(inter)
+    share = unique / np.maximum(touches, 1e-9)  # the window, as a share of the launch's touches
+    distinct = np.minimum(unique[None, :], touches[None, :] * share[:, None]).sum(axis=1)
+    return inter, np.minimum(1.0, l2 / np.maximum(distinct, 1e-9))
+
+
 def _lines(s: _Stream, sectors_per_line: int, groups: float) -> tuple[float, float]:
     """Mean distinct lines per traced group, and the share of those a second traced group also touches."""
     bits = int(s.group.max()).bit_length()  # groups are dense: packing keeps them as they are
@@ -451,14 +469,14 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
     l2 = mem.l2_bytes / sec
     l1_hit = s.retouch & ~s.write & (s.dist * max(1, groups_per_sm) < l1)
     intra_miss = s.retouch & ~l1_hit & (s.dist * wave / max(per_group.sum(), 1e-9) >= l2)
-    inter = max(0.0, float(per_group.sum()) * groups_total - float(unique.sum()))
-    inter_hit = min(1.0, l2 / wave) if wave else 1.0
-    dram = float(unique.sum()) + inter * (1 - inter_hit) + float(intra_miss.sum()) * scale
+    inter, inter_hit = _inter_group(per_group * groups_total, unique, l2)
+    dram = float(unique.sum()) + float((inter * (1 - inter_hit)).sum()) + float(intra_miss.sum()) * scale
     group_lines, shared = _lines(s, max(1, mem.line_bytes // sec), traced)
     notes = [f"traced {traced:.3g} of {groups_total} work-groups; {concurrent} run at once "
              f"({groups_per_sm}/SM)",
-             f"running groups' working set {wave * sec / 2**20:.1f} MiB against L2 "
-             f"{mem.l2_bytes / 2**20:.0f} MiB: {inter_hit:.0%} of re-touches by other groups hit L2",
+             f"running groups' working set {wave * sec / 2**20:.1f} MiB, L2 {mem.l2_bytes / 2**20:.0f} MiB: "
+             f"{float((inter * inter_hit).sum() / max(inter.sum(), 1e-9)):.0%} of re-touches by other groups"
+             " hit L2",
              "L1 hits counted within a work-group only"]
     return MemoryTraffic(float(t["size"].sum()) * scale, len(s.sector) * scale * sec,
                          (len(s.sector) - float(l1_hit.sum())) * scale * sec, dram * sec, local_bytes,
