@@ -14,7 +14,11 @@ depends on its lane: lane ``l`` of a warp uses slot ``l % d`` of a small table, 
 * ``global_atomic``: ``atomic_inc`` on a 256-entry global table, every warp of the device on the same
   table (the contention of a shared histogram);
 * ``global_atomic_private``: the same on a table per work-group (a histogram per group);
-* ``local_atomic``: ``atomic_inc`` on a ``__local`` table per group.
+* ``local_atomic``: ``atomic_inc`` on a ``__local`` table per group;
+* ``global_atomic_table``: ``atomic_inc`` at hashed places of a global table of 1 MiB to 1 GiB (in L2
+  or past it), each lane at a place of its own (``spread``: a warp request reaches 32 lines) or the warp
+  at 32 consecutive words (one line), rows ``{"bytes", "spread", "ns_per_warp_access"}``: what graph
+  and histogram kernels pay for atomics on large arrays.
 
 Printed (JSON): the device and per kind the rows ``{"distinct": d, "ns_per_warp_access": ...}``: the
 launch's time over the warp requests it makes (device-wide throughput, so a value is what one more warp
@@ -61,6 +65,18 @@ __kernel void local_atomic(uint d, __global uint* out) {
     barrier(CLK_LOCAL_MEM_FENCE);
     if (get_local_id(0) == 0) out[get_group_id(0)] = table[0];
 }
+__kernel void global_atomic_table(__global uint* table, uint mask, uint spread) {
+    uint gid = get_global_id(0);
+    uint lane = get_local_id(0) % 32u;
+    uint who = spread ? gid : gid / 32u;
+    for (uint r = 0; r < REPS; ++r) {
+        uint h = who * 2654435761u + r * 40503u;
+        h ^= h >> 15;
+        h *= 2246822519u;
+        h ^= h >> 13;
+        atomic_inc(&table[(spread ? h : (h << 5) + lane) & mask]);
+    }
+}
 """
 
 
@@ -92,6 +108,18 @@ def main() -> None:
             ms = best_ms(lambda k=k, args=args: k(queue, (items,), (group,), *args))
             rows.append({"distinct": d, "ms": ms, "ns_per_warp_access": ms * 1e6 / (warps * REPS)})
         result[kind] = rows
+    k = cl.Kernel(prg, "global_atomic_table")
+    rows = []
+    for log2 in (18, 22, 26, 28):  # entries: 1 MiB, 16 MiB, 256 MiB, 1 GiB
+        big = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 << log2)
+        cl.enqueue_fill_buffer(queue, big, np.uint32(0), 0, 4 << log2)
+        for spread in (0, 1):
+            args = (big, np.uint32((1 << log2) - 1), np.uint32(spread))
+            ms = best_ms(lambda args=args: k(queue, (items,), (group,), *args))
+            rows.append({"bytes": 4 << log2, "spread": bool(spread), "ms": ms,
+                         "ns_per_warp_access": ms * 1e6 / (warps * REPS)})
+        big.release()
+    result["global_atomic_table"] = rows
     json.dump(result, sys.stdout, indent=1)
     print()
 

@@ -68,6 +68,10 @@ class GpuMemory:
     # launch time one warp's request of a global atomic adds, device-wide, when no other work-group updates
     # the same addresses (bench/gpu_serial.py); 0: unknown
     atomic_ns: float = 0.0
+    # what a warp's request of a global atomic to words no other request updates costs, by the table it
+    # updates (bench/gpu_serial.py, global_atomic_table): (table bytes, ns when its lanes reach one line,
+    # ns when they reach 32) rows by table size
+    atomic_table_ns: tuple[tuple[int, float, float], ...] = ()
     # measured device-wide read rates (bench/gpu_onchip.py), GB/s: __local (conflict-free, so bytes of
     # wavefronts), global reads that hit L1, and those that miss L1 and hit L2; 0: unknown
     local_gbs: float = 0.0
@@ -81,9 +85,22 @@ class GpuMemory:
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> GpuMemory:
         known: dict[str, Any] = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
-        rows = {k: tuple(sorted((int(b), float(ns)) for b, ns in known.get(k, ())))
-                for k in ("chase_ns", "search_ns")}
+        rows: dict[str, Any] = {k: tuple(sorted((int(b), float(ns)) for b, ns in known.get(k, ())))
+                                for k in ("chase_ns", "search_ns")}
+        rows["atomic_table_ns"] = tuple(sorted((int(b), float(one), float(spread))
+                                               for b, one, spread in known.get("atomic_table_ns", ())))
         return cls(**{**known, "local_carveouts_kb": tuple(known.get("local_carveouts_kb", ())), **rows})
+
+    def atomic_request_ns(self, lines: float, table_bytes: float) -> float:
+        """The measured cost of one warp request of a global atomic whose lanes reach ``lines`` distinct
+        lines of a table of ``table_bytes`` (the first measured table at least that large, the largest
+        beyond), interpolated between one line and a line per lane; ``atomic_ns`` without the rows."""
+        if not self.atomic_table_ns:
+            return self.atomic_ns
+        rows = self.atomic_table_ns
+        _, one, spread = next((r for r in rows if r[0] >= table_bytes), rows[-1])
+        share = min(1.0, max(0.0, (lines - 1) / max(1, self.warp_size - 1)))
+        return one + (spread - one) * share
 
     def wait_ns(self, wait: str, region_bytes: float | None) -> float | None:
         """The measured time one iteration waits for a load that moves as ``wait`` says
@@ -134,6 +151,8 @@ class MemoryTraffic:
     # the distinct 128-byte lines each warp request touches, in bytes: L1 serves one line per SM per clock,
     # however many of its sectors the lanes read (bench/gpu_onchip.py, l1_strided)
     l1_line_bytes: float = 0.0
+    # the mean measured cost of a warp's request of the traced global atomics (``_atomic_ns``); 0: none
+    atomic_ns: float = 0.0
 
 
 def _rank(x: np.ndarray) -> np.ndarray:
@@ -415,6 +434,33 @@ def _inter_group(touches: np.ndarray, unique: np.ndarray, l2: float) -> tuple[np
     return inter, np.minimum(1.0, l2 / np.maximum(distinct, 1e-9))
 
 
+def _atomic_ns(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, mem: GpuMemory,
+               footprint: np.ndarray) -> float:
+    """The mean cost of a warp request of the traced global atomics: a lane updating a word that another
+    traced update also reaches waits for it (``atomic_ns``, a shared histogram's regime); the others cost
+    what a request reaching as many lines of a table of its buffer's footprint (``footprint``, bytes per
+    region) costs (``GpuMemory.atomic_request_ns``: a graph's scattered updates over a large array pay
+    DRAM's price for every lane). 0 where none is traced."""
+    a = (t["kind"][order] == ATOMIC) & (t["space"][order] == GLOBAL)
+    if not a.any():
+        return 0.0
+    rec = order[a]
+    areq = req[a]
+    region = t["region"][rec]
+    word = _key(region, t["offset"][rec].astype(np.int64) // 4)
+    _, inverse, per_word = np.unique(word, return_inverse=True, return_counts=True)
+    contended = per_word[inverse] > 1
+    _, per_request = np.unique(_units(t, areq, rec, mem.line_bytes)[0], return_counts=True)  # lines each
+    first = np.unique(areq, return_index=True)[1]
+    regions, at = np.unique(region[first], return_inverse=True)
+    one, spread = (np.array([mem.atomic_request_ns(n, float(footprint[r])) for r in regions])
+                   for n in (1, mem.warp_size))
+    reach = np.clip((per_request - 1) / max(1, mem.warp_size - 1), 0.0, 1.0)
+    costs = one[at] + (spread[at] - one[at]) * reach
+    share = float(contended.mean())
+    return share * mem.atomic_ns + (1 - share) * float(costs.mean())
+
+
 def _lines(s: _Stream, sectors_per_line: int, groups: float) -> tuple[float, float]:
     """Mean distinct lines per traced group, and the share of those a second traced group also touches."""
     bits = int(s.group.max()).bit_length()  # groups are dense: packing keeps them as they are
@@ -472,6 +518,8 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
     inter, inter_hit = _inter_group(per_group * groups_total, unique, l2)
     dram = float(unique.sum()) + float((inter * (1 - inter_hit)).sum()) + float(intra_miss.sum()) * scale
     group_lines, shared = _lines(s, max(1, mem.line_bytes // sec), traced)
+    footprint = np.bincount(s.cls_region, weights=unique, minlength=int(t["region"].max()) + 1) * sec
+    atomic_ns = _atomic_ns(t, req, order, mem, footprint)
     notes = [f"traced {traced:.3g} of {groups_total} work-groups; {concurrent} run at once "
              f"({groups_per_sm}/SM)",
              f"running groups' working set {wave * sec / 2**20:.1f} MiB, L2 {mem.l2_bytes / 2**20:.0f} MiB: "
@@ -481,4 +529,4 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
     return MemoryTraffic(float(t["size"].sum()) * scale, len(s.sector) * scale * sec,
                          (len(s.sector) - float(l1_hit.sum())) * scale * sec, dram * sec, local_bytes,
                          float(unique.sum()) * sec, len(s.sector) / s.requests, banks, group_lines, shared,
-                         tuple(notes), longest_item(trace), l1_line_bytes=line_bytes)
+                         tuple(notes), longest_item(trace), l1_line_bytes=line_bytes, atomic_ns=atomic_ns)

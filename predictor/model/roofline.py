@@ -91,6 +91,7 @@ class Traffic:
     longest_item: float = 1.0  # the longest work-item's chain over the mean one's (a counting run's trace)
     l2_bytes: float | None = None  # what misses L1, from a counting run's trace; None: not known (static)
     l1_line_bytes: float = 0.0  # the lines the warps' requests touch, in bytes (the same trace)
+    atomic_ns: float = 0.0  # a warp's global atomic request's measured cost, by the same trace; 0: unknown
     # loads a loop's exit or next address waits for (``analysis.gating``): (how the address moves, address
     # space, bytes of the buffer it reads or -1 where unknown, executions over all work-items)
     waits: tuple[tuple[str, str, float, float], ...] = ()
@@ -132,7 +133,7 @@ def with_memory(t: Traffic, memory: MemoryTraffic) -> Traffic:
     return replace(t, issued_bytes=memory.l1_bytes, dram_bytes=memory.dram_bytes, l2_bytes=memory.l2_bytes,
                    l1_line_bytes=memory.l1_line_bytes,
                    local_bytes=memory.local_bytes * max(1.0, memory.bank_conflict_factor),
-                   longest_item=max(1.0, traced, memory.longest_group))
+                   longest_item=max(1.0, traced, memory.longest_group), atomic_ns=memory.atomic_ns)
 
 
 def _stride_elems(access: AccessLike, args: Mapping[str, int | float]) -> float | None:
@@ -308,12 +309,14 @@ def chain_ms(t: Traffic, device: Device) -> tuple[float, float]:
 
 def atomic_ms(t: Traffic, device: Device) -> float:
     """The global atomics' own throughput bound: each warp's request at the device's measured cost per
-    request (``GpuMemory.atomic_ns``, requests to addresses no other work-group updates at the same time);
-    0 where the profile does not give it."""
+    request: what a counting run's trace says its atomics cost (``Traffic.atomic_ns``: the lines each
+    request reaches, the table's size, updates of one word by several), else ``GpuMemory.atomic_ns``
+    (requests to words of a group's own small table); 0 where the profile does not give it."""
     mem = profiles.facts(device).gpu_memory
-    if mem is None or not mem.atomic_ns or not t.global_atomics:
+    ns = t.atomic_ns or (mem.atomic_ns if mem is not None else 0.0)
+    if mem is None or not ns or not t.global_atomics:
         return 0.0
-    return t.global_atomics / mem.warp_size * mem.atomic_ns * 1e-6
+    return t.global_atomics / mem.warp_size * ns * 1e-6
 
 
 def cache_ms(t: Traffic, device: Device, bandwidth_gbs: float) -> float:

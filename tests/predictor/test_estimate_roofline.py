@@ -74,6 +74,9 @@ def test_global_atomics_are_bound_by_the_measured_cost_of_a_warp_request() -> No
     r = rl.roofline(t, h200, bw, fl, 0.005)
     assert r.bound == "memory" and r.memory_ms == pytest.approx(rl.atomic_ms(t, h200))
     assert rl.atomic_ms(t, GPU) == 0.0  # a device whose profile does not measure them
+    # a counting run's trace tells what its atomics' requests cost (scattered over a large array: more)
+    traced = replace(t, atomic_ns=1.726)
+    assert rl.atomic_ms(traced, h200) == pytest.approx(1e9 * 1.726 * 1e-6)
 
 
 def test_wasted_segments_cost_cache_bandwidth() -> None:

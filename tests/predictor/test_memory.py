@@ -271,6 +271,40 @@ def test_atomics_and_stores_are_not_served_by_l1():
     assert out.dram_bytes == 128  # read once from DRAM ... stays in L2
 
 
+# --- global atomics: each warp request at the H200's measured cost for the lines it reaches and where
+
+def scattered_atomics(groups: list[int], lines: int, lanes_apart: bool) -> np.ndarray:
+    """Each work-item of 256 makes 4 updates of a table of ``lines`` 128-byte lines, at places a
+    permutation spreads over it, no two updates on one word: each lane a line of its own
+    (``lanes_apart``) or its warp's 32 consecutive words (one line)."""
+    g, item, r = np.meshgrid(groups, np.arange(256), np.arange(4), indexing="ij")
+    who = (g * 256 + item) if lanes_apart else (g * 256 + item) // 32
+    line = (who * 4 + r) * 7919 % lines
+    word = line * 32 + (0 if lanes_apart else item % 32)
+    return trace(group=g.ravel(), item=item.ravel(), seq=r.ravel(), offset=4 * word.ravel(), kind=ATOMIC)
+
+
+@pytest.mark.parametrize(("table", "lanes_apart", "ns"), [
+    (2**20, False, 0.036), (2**20, True, 0.307),  # a 1 MiB table: L2 serves the updates
+    (2**28, False, 0.097), (2**28, True, 1.726),  # 256 MiB: every lane's update goes to DRAM
+])
+def test_atomics_on_words_of_their_own_cost_what_their_lines_and_table_do(table, lanes_apart, ns):
+    lines = table // 128
+    groups = lines // 1024 if lanes_apart else lines // 32  # the grid's updates fill the table
+    t = scattered_atomics([0, groups // 3, groups - 1], lines, lanes_apart)
+    out = memory.memory_traffic(t, groups, MEM, groups_per_sm=8, sms=132, buffer_bytes={0: float(table)})
+    assert out.atomic_ns == pytest.approx(ns, rel=0.02)
+
+
+def test_atomics_on_a_shared_histogram_cost_the_contended_rate():
+    # every work-item adds to one of 20 bins: each word is updated again and again
+    items = np.arange(256)
+    t = trace(item=items, offset=4 * (items % 20), kind=ATOMIC)
+    out = memory.memory_traffic(t, 100, MEM, groups_per_sm=8, sms=132)
+    assert out.atomic_ns == MEM.atomic_ns == 0.48
+    assert memory.memory_traffic(trace(item=items), 100, MEM, groups_per_sm=8, sms=132).atomic_ns == 0
+
+
 def test_no_global_accesses():
     out = memory.memory_traffic(np.zeros(0, TRACE), 10, MEM, groups_per_sm=8, sms=132)
     assert out.dram_bytes == 0 and out.notes == ("no global accesses traced",)
