@@ -284,16 +284,21 @@ class Workspace:
         traced: float = len(groups)
         if counts.groups_run == 0:
             # no group finished: the trace holds the abandoned groups as far as they got, each the share
-            # of a whole group its finished work-items are (a group with none tells no launch's traffic)
+            # of a whole group its finished work-items are, in whole warps (the first work-items finish
+            # first; a warp's requests coalesce as all its lanes do, so a part of one misstates them): a
+            # group without a finished warp tells no launch's traffic
             ran = {int(g): counts.abandoned.get(int(g), 0) for g in groups}
             if counts.trace_truncated:  # the cap cut the last group's accesses: the items it holds, less one
                 last = counts.trace["group"][-1]
                 held = len(np.unique(counts.trace["item"][counts.trace["group"] == last])) - 1
                 ran[int(last)] = min(ran[int(last)], held)
-            traced = sum(min(1.0, n / group) for n in ran.values())
+            whole = min(mem.warp_size, group)
+            finished = np.array([ran[int(g)] - ran[int(g)] % whole for g in groups])
+            traced = float(np.minimum(1.0, finished / group).sum())
             if traced <= 0:
                 return None
-            counts_trace = counts.trace
+            counts_trace = counts.trace[counts.trace["item"]
+                                        < finished[np.searchsorted(groups, counts.trace["group"])]]
         elif counts.trace_truncated and traced > 1:
             traced -= 1  # the last group's accesses are cut short: leave it out of the scale
             counts_trace = counts.trace[counts.trace["group"] != counts.trace["group"][-1]]

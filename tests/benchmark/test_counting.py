@@ -256,10 +256,10 @@ def test_a_trace_of_groups_cut_short_scales_as_far_as_they_ran(plugin, store):
     assert issued * 0.9 < traffic.issued_bytes < issued * 1.3, traffic.issued_bytes
 
 
-def test_a_capped_trace_of_a_group_cut_short_scales_by_the_work_items_it_holds(plugin, store):
-    # each work-item loads 100,000 times: the trace cap ends the trace a few work-items in, long before
-    # the budget ends the group (tens of its 256 work-items finish on 2 cores), so the work-items the
-    # trace holds, not those that finished, are its share
+def test_a_capped_trace_of_a_group_cut_short_scales_by_the_whole_warps_it_holds(plugin, store):
+    # each work-item loads 20,000 times: the trace cap ends the trace 50 work-items in, before the budget
+    # ends the group (about a hundred of its 1,024 work-items finish on 2 cores), so the work-items the
+    # trace holds, not those that finished, are its share, in whole warps: its first 32
     walk = """
     __kernel void walk(__global const int* n, __global const float* x, __global float* out) {
         int i = get_global_id(0);
@@ -269,17 +269,27 @@ def test_a_capped_trace_of_a_group_cut_short_scales_by_the_work_items_it_holds(p
         out[i] = s;
     }
     """
-    sc = Scenario((1024,), (256,), {"n": 1024, "x": 1024, "out": 1024})
-    n = np.full(1024, 100_000, np.int32)
-    c = counting.count(walk, "walk", sc, data={"n": n}, budget_s=2.0, trace_groups=1, trace_cap=250_000,
+    sc = Scenario((4096,), (1024,), {"n": 4096, "x": 1024, "out": 4096})
+    n = np.full(4096, 20_000, np.int32)
+    c = counting.count(walk, "walk", sc, data={"n": n}, budget_s=2.0, trace_groups=1, trace_cap=1_000_000,
                        store=store)
     assert c is not None and c.groups_run == 0 and c.trace_truncated
     held = len(np.unique(c.trace["item"]))
-    assert c.abandoned[int(c.trace["group"][0])] > held  # more finished than the trace holds
+    assert c.abandoned[int(c.trace["group"][0])] > held > 32  # more finished than the trace holds
     traffic = Workspace.memory(analyze_text(walk).kernel("walk"), sc, select_device("h200"), c)
     assert traffic is not None
-    issued = 1024 * (4 + 100_000 * 4 + 4)
-    assert issued * 0.8 < traffic.issued_bytes < issued * 2.0, traffic.issued_bytes / issued
+    issued = 4096 * (4 + 20_000 * 4 + 4)
+    assert issued * 0.8 < traffic.issued_bytes < issued * 1.25, traffic.issued_bytes / issued
+
+
+def test_a_trace_of_less_than_a_warp_tells_no_traffic(plugin, store):
+    # a work-item of 2,000,000 steps takes about a second: the budget ends the first group with one or
+    # two of its work-items finished, whose requests, a warp's few lanes, would misstate its coalescing
+    sc = Scenario((1024,), (256,), {"n": 1024, "out": 1024})
+    n = np.full(1024, 2_000_000, np.int32)
+    c = counting.count(STEPS, "steps", sc, data={"n": n}, budget_s=1.5, trace_groups=1, store=store)
+    assert c is not None and c.groups_run == 0 and 0 < c.items_run < 32
+    assert Workspace.memory(analyze_text(STEPS).kernel("steps"), sc, select_device("h200"), c) is None
 
 
 def test_the_groups_the_budget_cuts_short_stay_in_the_sample_with_their_finished_work_items(plugin, store):
