@@ -15,11 +15,12 @@ The caches (``memory_traffic``) are modelled on sectors, the unit L2 and DRAM mo
   groups resident on one SM, L2 by all groups running at once; only loads hit L1;
 * across groups, each buffer's sectors are DRAM traffic once (compulsory; estimated for the grid from the
   traced groups' per-group footprint and the range of the buffer they cover), and a sector another group
-  touches again hits L2 when the distinct sectors the launch touches between the two fit in L2, in
-  proportion beyond. The launch's touches are taken as spread evenly over its time, so a buffer's re-touch
-  comes after (its footprint / its touches) of them all; within that window every buffer adds its touches,
-  no more than its footprint: a vector every group gathers from stays in L2 beside the matrix streaming
-  past it, and two matrices every group re-reads in turn share L2 as their footprints say.
+  touches again hits L2 when the running groups' working set fits in L2 (neighbours share a halo while
+  both run), or when the distinct sectors the launch touches between the two fit, whichever hits more,
+  in proportion beyond. For the second, the launch's touches are taken as spread evenly over its time, so
+  a buffer's re-touch comes after (its footprint / its touches) of them all; within that window every
+  buffer adds its touches, no more than its footprint: a vector every group gathers from stays in L2
+  beside the matrix streaming past it.
 """
 
 from __future__ import annotations
@@ -420,18 +421,22 @@ def _launch_footprint(s: _Stream, traced: float, groups_total: int,
     return per_group, np.where(buffer_sectors > 0, known, unknown)
 
 
-def _inter_group(touches: np.ndarray, unique: np.ndarray, l2: float) -> tuple[np.ndarray, np.ndarray]:
+def _inter_group(touches: np.ndarray, unique: np.ndarray, l2: float, wave: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Per class (sectors): re-touches of a sector by another group than the one that first touched it,
-    and the share of them that hit L2. With the launch's touches spread evenly over its time, a class's
-    sector comes back after ``all touches x unique / touches`` of them, among which each class counts its
-    own touches, no more than its distinct sectors."""
+    and the share of them that hit L2, the larger of two ways to hit. The groups running at once touch
+    what their neighbours do while it is in L2 as far as their working set (``wave``) fits (a stencil's
+    halo). And with the launch's touches spread evenly over its time, a class's sector comes back after
+    ``all touches x unique / touches`` of them, among which each class counts its own touches, no more
+    than its distinct sectors (a vector every group gathers from, beside a matrix streaming past)."""
     inter = np.maximum(0.0, touches - unique)
+    running = min(1.0, l2 / wave) if wave else 1.0
     total = float(touches.sum())
     if total <= 0:
         return inter, np.ones_like(inter)
     share = unique / np.maximum(touches, 1e-9)  # the window, as a share of the launch's touches
     distinct = np.minimum(unique[None, :], touches[None, :] * share[:, None]).sum(axis=1)
-    return inter, np.minimum(1.0, l2 / np.maximum(distinct, 1e-9))
+    return inter, np.maximum(running, np.minimum(1.0, l2 / np.maximum(distinct, 1e-9)))
 
 
 def _atomic_ns(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, mem: GpuMemory,
@@ -515,7 +520,7 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
     l2 = mem.l2_bytes / sec
     l1_hit = s.retouch & ~s.write & (s.dist * max(1, groups_per_sm) < l1)
     intra_miss = s.retouch & ~l1_hit & (s.dist * wave / max(per_group.sum(), 1e-9) >= l2)
-    inter, inter_hit = _inter_group(per_group * groups_total, unique, l2)
+    inter, inter_hit = _inter_group(per_group * groups_total, unique, l2, wave)
     dram = float(unique.sum()) + float((inter * (1 - inter_hit)).sum()) + float(intra_miss.sum()) * scale
     group_lines, shared = _lines(s, max(1, mem.line_bytes // sec), traced)
     footprint = np.bincount(s.cls_region, weights=unique, minlength=int(t["region"].max()) + 1) * sec

@@ -237,6 +237,22 @@ def test_tiled_reuse_that_does_not_fit_l2_goes_back_to_dram():
     assert fits.dram_bytes < out.dram_bytes < out.l2_bytes
 
 
+def test_a_table_every_group_gathers_from_stays_in_l2_beside_a_stream():
+    # 16 groups each stream 64 KiB of their own past a 128 KiB L2 while gathering from one 4 KiB table:
+    # the running groups' 1 MiB does not fit, but a table sector comes back after a few hundred sectors
+    g, item, k = np.meshgrid([0, 5, 9], np.arange(256), np.arange(64), indexing="ij")
+    stream = trace(group=g, item=item, site=0, seq=2 * k, offset=4 * (g * 256 * 64 + k * 256 + item))
+    table = trace(group=g, item=item, site=1, seq=2 * k + 1, offset=4 * ((item * 31 + k * 17 + g * 7) % 1024),
+                  buffer=1)
+    t = np.concatenate([stream.ravel(), table.ravel()])
+    small = replace(MEM, l2_bytes=128 * 1024)
+    out = memory.memory_traffic(t, 16, small, groups_per_sm=8, sms=132, buffer_bytes={0: 16 * 65536.0})
+    assert out.footprint_bytes == pytest.approx(16 * 65536 + 4096)
+    # every other group's re-touch of the table hits; by the running groups' working set alone, 7 in 8 of
+    # those 15 x 4 KiB would miss (5% more DRAM traffic)
+    assert out.dram_bytes == pytest.approx(out.footprint_bytes, rel=0.005)
+
+
 def naive_matmul_trace(n: int, traced: list[int], tile: int = 16) -> np.ndarray:
     """C = A B with one work-item per C element and no __local: a work-item reads A[row, k], B[k, col]."""
     gx = n // tile
