@@ -7,8 +7,10 @@ cannot start its next iteration before that load returns: each iteration takes a
 many loads other loops keep in flight. ``waited_loads`` finds them: the loads in the backward slice, within
 the loop, of the conditions of its exiting branches (through phis, so a bound updated from a loaded value
 counts), and the loads whose address is a value loaded in an earlier iteration (``p = next[p]``: the
-next load cannot start before this one returns), each with how its address moves from one iteration to
-the next:
+next load cannot start before this one returns), and in a loop with a barrier the loads whose address is
+a value loaded in the same iteration (a tree level's node read through the index another work-item stored
+before the barrier: the barrier keeps the next iteration from starting while they wait), each with how
+its address moves from one iteration to the next:
 
 * ``walk``: with the loop's own counters (a linear search: consecutive iterations share cache lines);
 * ``chase``: through a loaded value (a binary search, a tree or list walk: each address is new);
@@ -27,12 +29,15 @@ Wait = Literal["walk", "chase", "fixed"]
 _LOADS = ("load", "atomicrmw", "cmpxchg")
 
 
-def waited_loads(f: FunctionIR, cfg: ControlFlow, loops: Loops) -> dict[int, Wait]:
+def waited_loads(f: FunctionIR, cfg: ControlFlow, loops: Loops,
+                 barrier_blocks: frozenset[int] = frozenset()) -> dict[int, Wait]:
     """Load instructions that an exit of their innermost enclosing loop depends on, or whose address
-    was loaded in an earlier iteration of it, with how their address moves (module doc). An inner
-    loop's exit slice stays inside that loop."""
+    was loaded in an earlier iteration of it, or (in a loop holding one of ``barrier_blocks``) in the
+    same iteration, with how their address moves (module doc). An inner loop's exit slice stays inside
+    that loop."""
     out: dict[int, Wait] = {}
     for k, lp in enumerate(loops.loops):
+        held = bool(barrier_blocks & lp.blocks)
         seeds = []
         for b in lp.blocks:
             if not f.insts[b] or all(s in lp.blocks for s in cfg.succ[b]):
@@ -46,9 +51,14 @@ def waited_loads(f: FunctionIR, cfg: ControlFlow, loops: Loops) -> dict[int, Wai
         for load in mine:
             if load in exit_slice:
                 out[load] = _movement(f, load, lp.blocks, lp.header)
-            elif _carried(f, load, lp.blocks, lp.header):
+            elif _carried(f, load, lp.blocks, lp.header) or held and _indirect(f, load, lp.blocks):
                 out[load] = "chase"
     return out
+
+
+def _indirect(f: FunctionIR, load: int, blocks: set[int]) -> bool:
+    """The load's address is a value loaded in this iteration."""
+    return any(f.opc(v) in _LOADS for v in _slice(f, [f.opers(load)[0]], blocks) if v != load)
 
 
 def _slice(f: FunctionIR, seeds: list[int], blocks: set[int]) -> set[int]:

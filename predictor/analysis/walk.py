@@ -95,7 +95,7 @@ class KernelWalk:
             for k, v in b.items():
                 g[k] = g.get(k, 0) + v
         seen = self.seen
-        waits = waited_loads(self.f, self.cfg, self.loops)
+        waits = waited_loads(self.f, self.cfg, self.loops, frozenset(bi for bi, _ in seen.barriers))
         names = [blk.name for blk in self.f.blocks]
         found = [replace(a, wait=waits[i] if i in waits and a.kind == "load" else a.wait,
                          block=names[self.f.inst_block[i]])

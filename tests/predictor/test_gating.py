@@ -34,6 +34,20 @@ __kernel void chase(__global const int* next, __global int* out, int steps) {
   for (int s = 0; s < steps; s++) p = next[p];
   out[get_global_id(0)] = p;
 }
+__kernel void levels(__global const int* child, __global const float* keys, __global int* node,
+                     __global int* out, int height) {
+  int g = get_group_id(0), t = get_local_id(0);
+  for (int l = 0; l < height; l++) {
+    if (keys[node[g] * 64 + t] > 0.5f && t == 0) node[g] = child[node[g] * 64 + t];
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+  out[get_global_id(0)] = node[g];
+}
+__kernel void gather(__global const int* idx, __global const float* x, __global float* y, int n) {
+  int i = get_global_id(0); float s = 0;
+  for (int k = 0; k < n; k++) s += x[idx[k * 64 + i]];
+  y[i] = s;
+}
 """
 
 
@@ -63,6 +77,14 @@ def test_loads_of_a_loop_whose_exit_does_not_wait_for_them_overlap(kernels) -> N
 
 def test_a_pointer_chase_waits_for_each_step_even_with_a_counted_loop(kernels) -> None:
     assert waits(kernels["chase"]) == {"next": "chase"}
+
+
+def test_a_level_read_through_an_index_of_this_iteration_waits_where_a_barrier_holds_the_loop(kernels
+                                                                                               ) -> None:
+    # node[g] is stored by one work-item and read by all after the barrier: the node's keys and child
+    # wait for it every level; without a barrier, a gather through loaded indices overlaps
+    assert waits(kernels["levels"]) == {"node": None, "keys": "chase", "child": "chase"}
+    assert set(waits(kernels["gather"]).values()) == {None}
 
 
 def test_the_roofline_charges_a_waited_load_the_devices_measured_latency(kernels) -> None:
