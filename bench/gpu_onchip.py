@@ -1,7 +1,7 @@
 """The on-chip bandwidths of a GPU: ``__local`` reads by bank pattern and width, global reads that hit L1,
 and global reads that miss L1 and hit L2, against DRAM. For the device profile's ``gpu_memory`` block
-(``local_gbs``, ``l1_gbs``, ``l2_gbs``), which the roofline charges a counting run's traffic at, level by
-level. Runs on the GPU machine with pyopencl (no clperf):
+(``local_gbs``, ``l1_gbs``, ``l2_gbs``, ``l2_line_ns``, ``dram_line_ns``), which the roofline charges a
+counting run's traffic at, level by level. Runs on the GPU machine with pyopencl (no clperf):
 
     python3 bench/gpu_onchip.py [PLATFORM_SUBSTRING] > onchip.json     (beside bench/gpu_math.py)
 
@@ -16,8 +16,19 @@ value it writes once. Kinds:
   128 contiguous bytes (the SM's groups hold 120 KiB: L1 hits);
 * ``l1_strided``: the same with lane ``l`` reading word ``l * stride`` of its group's region (stride 1,
   2, 4, 8, 16, 32 floats: 1 to 32 distinct lines per warp request, all L1 hits);
+* ``l1_sparse``: each work-item re-reads ``count`` 32-byte sectors of its own (1, 2, 4), in turn, the
+  work-items' sectors ``spacing`` words apart (8: four work-items' sectors share a line, 8 lines per warp
+  request; 32: a line each, 32 per request), each load's address hanging on the last value: the SM's
+  2,048 work-items hold 64-256 KiB of sectors, in as many bytes of lines (spacing 8) or four times as
+  many (spacing 32: what L1 must keep if it allocates whole lines); the grid's work-items share 16,384
+  such places, 2-8 MiB of lines, which stay in L2;
 * ``l2``: the whole grid re-reads a buffer of ``L2_MIB`` MiB (under the L2, over the SMs' L1s together),
   each pass shifted so that no SM reads what it read before;
+* ``l2_strided``: the same with lane ``l`` reading word ``l * stride`` (1 to 32 floats: 1 to 32 lines per
+  warp request, 4 to 1 sectors of each line);
+* ``l2_sparse``: the same with each lane reading the first word of a line of its own (32 lines per
+  request, one sector each) over ``mib`` MiB of lines (16-1,024): a quarter of it in sectors, what L2
+  keeps if it allocates sectors, not lines;
 * ``dram``: the same over ``DRAM_MIB`` MiB.
 
 Printed (JSON): the device and per kind ``ms`` (best of five launches), ``ns_per_warp_request`` (the launch
@@ -96,6 +107,41 @@ __kernel void l1_strided(__global const float* a, uint stride, __global float* o
     }
     out[get_global_id(0)] = acc;
 }
+__kernel void l1_sparse(__global const uint* a, uint spacing, uint count, __global uint* out) {
+    // the buffer holds zeros: v stays 0, and every load waits for the one before
+    uint slot = get_global_id(0) % 16384u;
+    uint v = 0u;
+    for (uint o = 0; o < OUTER * INNER; ++o)
+        v += a[((o % count) * 16384u + slot) * spacing + ((o + v) & 7u)];
+    out[get_global_id(0)] = v;
+}
+__kernel void grid_sparse(__global const float* a, uint mask, uint shift, __global float* out) {
+    uint items = get_global_size(0);
+    float acc = 0.0f;
+    for (uint o = 0; o < OUTER; ++o) {
+        uint start = get_global_id(0) + o * shift;
+        #pragma unroll 8
+        for (uint r = 0; r < INNER; ++r)
+            acc += a[((start + r * items) * 32u) & mask];
+    }
+    out[get_global_id(0)] = acc;
+}
+__kernel void grid_strided(__global const float* a, uint mask, uint shift, uint stride, uint logn,
+                           __global float* out) {
+    // lane l reads word l * stride; each wrap over the buffer moves one word on, so that a pass reaches
+    // every sector
+    uint items = get_global_size(0);
+    float acc = 0.0f;
+    for (uint o = 0; o < OUTER; ++o) {
+        uint start = get_global_id(0) + o * shift;
+        #pragma unroll 8
+        for (uint r = 0; r < INNER; ++r) {
+            uint p = (start + r * items) * stride;
+            acc += a[(p + (p >> logn)) & mask];
+        }
+    }
+    out[get_global_id(0)] = acc;
+}
 __kernel void grid_read(__global const float* a, uint mask, uint shift, __global float* out) {
     uint items = get_global_size(0);
     float acc = 0.0f;
@@ -150,6 +196,19 @@ def main() -> None:
         rows.append({"stride": stride, "lines_per_request": lines, **_row(ms, requests, reads * 4.0)})
     result["l1_strided"] = rows
 
+    sparse = cl.Kernel(prg, "l1_sparse")
+    zeros = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                      hostbuf=np.zeros(16384 * 32 * 4 + 8, dtype=np.uint32))
+    rows = []
+    for spacing, count in ((8, 1), (8, 2), (8, 4), (32, 1), (32, 2), (32, 4)):
+        ms = best_ms(lambda s=spacing, c=count: sparse(queue, (items,), (group,), zeros, np.uint32(s),
+                                                        np.uint32(c), out))
+        rows.append({"spacing": spacing, "count": count, "lines_per_request": spacing,
+                     "sm_sector_kib": 2 * 32 * count, "sm_line_kib": 2 * 4 * spacing * count,
+                     **_row(ms, requests, reads * 4.0)})
+    result["l1_sparse"] = rows
+    zeros.release()
+
     grid = cl.Kernel(prg, "grid_read")
     for kind, mib in (("l2", L2_MIB), ("dram", DRAM_MIB)):
         n = mib * 2**20 // 4  # a power of two: addresses wrap with a mask
@@ -159,7 +218,29 @@ def main() -> None:
         ms = best_ms(lambda buf=buf, n=n, shift=shift: grid(queue, (items,), (group,), buf,
                                                             np.uint32(n - 1), shift, out))
         result[kind] = {"mib": mib, **_row(ms, requests, reads * 4.0)}
+        if kind == "l2":
+            rows = []
+            lanes_apart = cl.Kernel(prg, "grid_strided")
+            for stride in (1, 2, 4, 8, 16, 32):
+                ms = best_ms(lambda buf=buf, n=n, shift=shift, s=stride, k=lanes_apart: k(
+                    queue, (items,), (group,), buf, np.uint32(n - 1), shift, np.uint32(s),
+                    np.uint32(n.bit_length() - 1), out))
+                rows.append({"stride": stride, "lines_per_request": min(32, stride), "mib": mib,
+                             **_row(ms, requests, reads * 4.0)})
+            result["l2_strided"] = rows
         buf.release()
+    sparse_grid = cl.Kernel(prg, "grid_sparse")
+    rows = []
+    for mib in (16, 32, 48, 64, 96, 128, 256, 1024):
+        n = mib * 2**20 // 4
+        buf = cl.Buffer(ctx, cl.mem_flags.READ_ONLY, n * 4)
+        cl.enqueue_fill_buffer(queue, buf, np.float32(1), 0, n * 4)
+        shift = np.uint32((n // 7) | 1)
+        ms = best_ms(lambda buf=buf, n=n, shift=shift: sparse_grid(queue, (items,), (group,), buf,
+                                                                   np.uint32(n - 1), shift, out))
+        rows.append({"mib": mib, "sector_mib": mib / 4, **_row(ms, requests, reads * 4.0)})
+        buf.release()
+    result["l2_sparse"] = rows
     json.dump(result, sys.stdout, indent=1)
     print()
 

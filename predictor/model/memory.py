@@ -8,14 +8,18 @@ execution of a site in each work-item lining up with the n-th in the others, as 
 request moves the distinct 32-byte sectors its lanes touch; a ``__local`` request takes as many wavefronts
 as the most distinct 4-byte words that fall in one of the 32 banks.
 
-The caches (``memory_traffic``) are modelled on sectors, the unit L2 and DRAM move:
-* within a group, a re-touch hits when the distinct sectors seen since its last touch (its LRU stack
-  distance, from reuse time by the average-footprint conversion of Xiang et al., "All-window profiling and
-  composable models of cache sharing", PPoPP 2011) fit the group's share of the cache: L1 is shared by the
-  groups resident on one SM, L2 by all groups running at once; only loads hit L1;
+The caches (``memory_traffic``) are modelled on sectors, the unit L2 and DRAM move, with L1 holding
+sectors and L2 whole lines (a line one sector of which is in use takes the room of four: measured on the
+H200 by bench/gpu_onchip.py, l1_sparse and l2_sparse):
+* within a group, a re-touch hits when the distinct sectors (for L2: lines) seen since its last touch
+  (its LRU stack distance, from reuse time by the average-footprint conversion of Xiang et al.,
+  "All-window profiling and composable models of cache sharing", PPoPP 2011) fit the group's share of
+  the cache: L1 is shared by the groups resident on one SM, L2 by all groups running at once; only loads
+  hit L1;
 * across groups, each buffer's sectors are DRAM traffic once (compulsory; estimated for the grid from the
   traced groups' per-group footprint and the range of the buffer they cover), and a sector another group
-  touches again hits L2 when the running groups' working set fits in L2 (neighbours share a halo while
+  touches again hits L2 when the running groups' working set (in lines, at the share of their sectors
+  the launch's lines have in use) fits in L2 (neighbours share a halo while
   both run), or when the distinct sectors the launch touches between the two fit, whichever hits more,
   in proportion beyond. For the second, the launch's touches are taken as spread evenly over its time, so
   a buffer's re-touch comes after (its footprint / its touches) of them all; within that window every
@@ -26,7 +30,7 @@ The caches (``memory_traffic``) are modelled on sectors, the unit L2 and DRAM mo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -78,6 +82,10 @@ class GpuMemory:
     local_gbs: float = 0.0
     l1_gbs: float = 0.0
     l2_gbs: float = 0.0
+    # device-wide launch time per line a warp request reaches, when its lanes read a sector of each: served
+    # by L2 (bench/gpu_onchip.py, l2_strided) and by DRAM (l2_sparse, past L2); 0: unknown
+    l2_line_ns: float = 0.0
+    dram_line_ns: float = 0.0
 
     @property
     def onchip_rates(self) -> bool:
@@ -154,6 +162,11 @@ class MemoryTraffic:
     l1_line_bytes: float = 0.0
     # the mean measured cost of a warp's request of the traced global atomics (``_atomic_ns``); 0: none
     atomic_ns: float = 0.0
+    # the distinct lines of each warp request that misses L1 (L2 serves a line a clock per slice, however
+    # few of its sectors the lanes read: bench/gpu_onchip.py, l2_strided), and as many lines per sector
+    # of what misses L2 (DRAM's, l2_sparse)
+    l2_lines: float = 0.0
+    dram_lines: float = 0.0
 
 
 def _rank(x: np.ndarray) -> np.ndarray:
@@ -324,29 +337,49 @@ def l1_capacity(mem: GpuMemory, local_per_sm: int) -> int:
     return max(0, mem.l1_local_bytes - (fit[0] if fit else max(mem.local_carveouts_kb) * 1024))
 
 
-def _footprint_distance(pos: np.ndarray, elem: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """For one group's stream (positions 0..n-1 of element ids): for every access, whether it is a re-touch
-    and its estimated LRU stack distance fp(reuse time - 1), fp being the all-window average footprint."""
-    o = np.argsort(_key(elem, pos))
-    e, p = elem[o], pos[o]
-    first = _starts(e)
-    retouch, dist = np.zeros(n, bool), np.zeros(n)
-    if first.all():  # nothing touched twice
-        return retouch, dist
+def _reuse(elem: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For one group's stream (positions 0..n-1 of element ids): the first-access times, the reverse
+    last-access times and the reuse times of its elements (what its footprint is made of), and for every
+    access whether it is a re-touch and its reuse time (0 where it is not)."""
+    p = np.argsort(_key(elem, np.arange(n)))
+    first = _starts(elem[p])
     last = np.r_[first[1:], True]
-    reuse = (p - np.r_[0, p[:-1]])[~first]
-    # fp(w) = m - S(w) / (n - w + 1), S(w) the sum over x > w of (x - w) for x the first-access times, the
-    # reverse last-access times and the reuse times; exact at multiples of ``step``, interpolated between
-    xs = np.concatenate([p[first] + 1, n - p[last], reuse])
+    gap = p - np.r_[0, p[:-1]]
+    retouch, reuse = np.zeros(n, bool), np.zeros(n, np.int64)
+    retouch[p[~first]], reuse[p[~first]] = True, gap[~first]
+    return p[first] + 1, n - p[last], gap[~first], retouch, reuse
+
+
+def _footprint(firsts: np.ndarray, lasts: np.ndarray, reuses: np.ndarray, n: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The all-window average footprint of a stream of length ``n``, fp(w) = m - S(w) / (n - w + 1), S(w)
+    the sum over x > w of (x - w) for x the first-access times, the reverse last-access times and the
+    reuse times; exact at multiples of a step, as (windows, footprints) to interpolate between."""
+    xs = np.concatenate([firsts, lasts, reuses])
     step = max(1, n >> 12)
     b = xs // step
     cnt = np.cumsum(np.bincount(b, minlength=n // step + 2)[::-1])[::-1]
     tot = np.cumsum(np.bincount(b, weights=xs, minlength=n // step + 2)[::-1])[::-1]
     w = np.arange(len(cnt)) * step
-    fp = int(first.sum()) - (tot - w * cnt) / np.maximum(n - w + 1, 1)
-    again = o[~first]
-    retouch[again], dist[again] = True, np.interp(reuse - 1, w, fp)
-    return retouch, dist
+    return w, len(firsts) - (tot - w * cnt) / np.maximum(n - w + 1, 1)
+
+
+def _footprint_distance(elem: np.ndarray, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For one group's stream of sectors (``elem``) and their lines, in time order: for every access
+    whether it is a re-touch of its sector, and the estimated LRU stack distance since its last touch, in
+    sectors and in lines: fp(reuse time - 1), fp being the all-window average footprint of the sectors or
+    of the lines."""
+    n = len(elem)
+    f, last, reuses, retouch, reuse = _reuse(elem, n)
+    dist, line_dist = np.zeros(n), np.zeros(n)
+    if not retouch.any():  # nothing touched twice
+        return retouch, dist, line_dist
+    w, fp = _footprint(f, last, reuses, n)
+    lf, llast, lreuses, _, _ = _reuse(lines, n)
+    lw, lfp = _footprint(lf, llast, lreuses, n)
+    dist[retouch] = np.interp(reuse[retouch] - 1, w, fp)
+    line_dist[retouch] = np.interp(reuse[retouch] - 1, lw, lfp)
+    return retouch, dist, line_dist
 
 
 @dataclass(frozen=True)
@@ -361,12 +394,16 @@ class _Stream:
     retouch: np.ndarray  # touched before by the same group
     dist: np.ndarray  # LRU stack distance of a re-touch, in sectors
     requests: int
+    req: np.ndarray  # the warp request of each access
+    line: np.ndarray  # its line within its buffer
+    line_retouch: np.ndarray  # the access's line touched before by the same group
+    line_dist: np.ndarray  # LRU stack distance of a re-touch in lines (what a cache of lines holds)
 
 
-def _stream(t: Mapping[str, np.ndarray], warp_size: int, sector: int,
+def _stream(t: Mapping[str, np.ndarray], warp_size: int, sector: int, line: int,
             requests: tuple[np.ndarray, np.ndarray]) -> _Stream:
-    """The traced groups' sector accesses in modelled time order, with re-touches and their distances;
-    ``requests``: ``_instances`` of ``t``."""
+    """The traced groups' sector accesses in modelled time order, with re-touches and their distances
+    in sectors and in ``line``-byte lines; ``requests``: ``_instances`` of ``t``."""
     req, order = requests
     ereq, region, sec = _units(t, req, order, sector)
     nreq = int(req.max()) + 1
@@ -386,12 +423,16 @@ def _stream(t: Mapping[str, np.ndarray], warp_size: int, sector: int,
     cls = _rank(_key(region, write))
     cls_region = np.zeros(int(cls.max()) + 1, np.int64)
     cls_region[cls] = region
-    elem = _key(cls, sec)
-    retouch, dist = np.zeros(len(o), bool), np.zeros(len(o))
+    lines = sec // max(1, line // sector)
+    elem, line_elem = _key(cls, sec), _key(cls, lines)
+    retouch, line_retouch = np.zeros(len(o), bool), np.zeros(len(o), bool)
+    dist, line_dist = np.zeros(len(o)), np.zeros(len(o))
     bounds = np.r_[np.flatnonzero(_starts(group)), len(o)]
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        retouch[a:b], dist[a:b] = _footprint_distance(np.arange(b - a), elem[a:b], b - a)
-    return _Stream(group, cls, cls_region, sec, write, retouch, dist, nreq)
+        retouch[a:b], dist[a:b], line_dist[a:b] = _footprint_distance(elem[a:b], line_elem[a:b])
+        line_retouch[a:b] = _reuse(line_elem[a:b], b - a)[3]
+    return _Stream(group, cls, cls_region, sec, write, retouch, dist, nreq, ereq, lines, line_retouch,
+                   line_dist)
 
 
 def _launch_footprint(s: _Stream, traced: float, groups_total: int,
@@ -507,7 +548,8 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
         return MemoryTraffic(0, 0, 0, 0, local_bytes, 0, 0, banks, 0, 0, ("no global accesses traced",))
     sec = mem.sector_bytes
     req, order = _instances(t, mem.warp_size)
-    s = _stream(t, mem.warp_size, sec, (req, order))
+    spl = max(1, mem.line_bytes // sec)
+    s = _stream(t, mem.warp_size, sec, mem.line_bytes, (req, order))
     line_bytes = len(_units(t, req, order, mem.line_bytes)[0]) * scale * mem.line_bytes
     region_arg = np.full(int(t["region"].max()) + 1, -1, np.int64)
     region_arg[t["region"]] = t["arg"]
@@ -516,12 +558,20 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
     per_group, unique = _launch_footprint(s, traced, groups_total, cap)
     concurrent = max(1, min(groups_total, groups_per_sm * sms))
     wave = float(np.minimum(unique, per_group * concurrent).sum())  # sectors the running groups hold
+    # L1 holds sectors, L2 lines: a line with one sector in use takes the room of four in L2
+    # (bench/gpu_onchip.py: l1_sparse, l2_sparse)
     l1 = l1_capacity(mem, groups_per_sm * (local_bytes_per_group + mem.local_reserved_per_group)) / sec
-    l2 = mem.l2_bytes / sec
+    l2_lines = mem.l2_bytes / mem.line_bytes
+    grid_lines = _launch_footprint(replace(s, sector=s.line, retouch=s.line_retouch), traced, groups_total,
+                                   np.ceil(cap / spl))[1]
+    fill = min(1.0, float(unique.sum()) / max(float(grid_lines.sum()) * spl, 1e-9))  # sectors in use a line
     l1_hit = s.retouch & ~s.write & (s.dist * max(1, groups_per_sm) < l1)
-    intra_miss = s.retouch & ~l1_hit & (s.dist * wave / max(per_group.sum(), 1e-9) >= l2)
-    inter, inter_hit = _inter_group(per_group * groups_total, unique, l2, wave)
+    intra_miss = s.retouch & ~l1_hit & (s.line_dist * wave / max(per_group.sum(), 1e-9) >= l2_lines)
+    inter, inter_hit = _inter_group(per_group * groups_total, unique, l2_lines * spl * fill, wave)
     dram = float(unique.sum()) + float((inter * (1 - inter_hit)).sum()) + float(intra_miss.sum()) * scale
+    missed = ~l1_hit
+    l2_line_units = len(np.unique(_key(s.req[missed], s.cls[missed], s.line[missed]))) * scale
+    dram_lines = dram * l2_line_units / max(float(missed.sum()) * scale, 1e-9)
     group_lines, shared = _lines(s, max(1, mem.line_bytes // sec), traced)
     footprint = np.bincount(s.cls_region, weights=unique, minlength=int(t["region"].max()) + 1) * sec
     atomic_ns = _atomic_ns(t, req, order, mem, footprint)
@@ -530,8 +580,10 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
              f"running groups' working set {wave * sec / 2**20:.1f} MiB, L2 {mem.l2_bytes / 2**20:.0f} MiB: "
              f"{float((inter * inter_hit).sum() / max(inter.sum(), 1e-9)):.0%} of re-touches by other groups"
              " hit L2",
+             f"{fill:.0%} of the sectors of the launch's lines in use",
              "L1 hits counted within a work-group only"]
     return MemoryTraffic(float(t["size"].sum()) * scale, len(s.sector) * scale * sec,
                          (len(s.sector) - float(l1_hit.sum())) * scale * sec, dram * sec, local_bytes,
                          float(unique.sum()) * sec, len(s.sector) / s.requests, banks, group_lines, shared,
-                         tuple(notes), longest_item(trace), l1_line_bytes=line_bytes, atomic_ns=atomic_ns)
+                         tuple(notes), longest_item(trace), l1_line_bytes=line_bytes, atomic_ns=atomic_ns,
+                         l2_lines=l2_line_units, dram_lines=dram_lines)

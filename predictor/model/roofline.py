@@ -33,7 +33,7 @@ from clperf.predictor.model import profiles
 from clperf.predictor.model.memory import MemoryTraffic
 
 MODEL_NAME = "roofline"
-MODEL_VERSION = "7"  # also stands for the analysis behind the learned features (cache keys)
+MODEL_VERSION = "8"  # also stands for the analysis behind the learned features (cache keys)
 
 SEGMENT_BYTES = {"gpu": 32, "cpu": 64, "accelerator": 64}  # GPU sector, CPU cache line
 SIMD_LANES = {"gpu": 32, "cpu": 8, "accelerator": 16}  # work-items that share one uniform load
@@ -91,6 +91,8 @@ class Traffic:
     longest_item: float = 1.0  # the longest work-item's chain over the mean one's (a counting run's trace)
     l2_bytes: float | None = None  # what misses L1, from a counting run's trace; None: not known (static)
     l1_line_bytes: float = 0.0  # the lines the warps' requests touch, in bytes (the same trace)
+    l2_lines: float = 0.0  # the lines of the requests that miss L1 (the same trace)
+    dram_lines: float = 0.0  # as many lines per sector of what misses L2
     atomic_ns: float = 0.0  # a warp's global atomic request's measured cost, by the same trace; 0: unknown
     # loads a loop's exit or next address waits for (``analysis.gating``): (how the address moves, address
     # space, bytes of the buffer it reads or -1 where unknown, executions over all work-items)
@@ -131,7 +133,7 @@ def with_memory(t: Traffic, memory: MemoryTraffic) -> Traffic:
     mean = t.global_loads / t.work_items if t.work_items else 0.0
     traced = memory.longest_item_loads / mean if mean > 0 else 1.0
     return replace(t, issued_bytes=memory.l1_bytes, dram_bytes=memory.dram_bytes, l2_bytes=memory.l2_bytes,
-                   l1_line_bytes=memory.l1_line_bytes,
+                   l1_line_bytes=memory.l1_line_bytes, l2_lines=memory.l2_lines, dram_lines=memory.dram_lines,
                    local_bytes=memory.local_bytes * max(1.0, memory.bank_conflict_factor),
                    longest_item=max(1.0, traced, memory.longest_group), atomic_ns=memory.atomic_ns)
 
@@ -330,8 +332,16 @@ def cache_ms(t: Traffic, device: Device, bandwidth_gbs: float) -> float:
     mem = profiles.facts(device).gpu_memory
     if t.l2_bytes is not None and mem is not None and mem.onchip_rates:
         sm = t.l1_line_bytes / (mem.l1_gbs * 1e6) + t.local_bytes / (mem.local_gbs * 1e6)
-        return max(sm, t.l2_bytes / (mem.l2_gbs * 1e6))
+        return max(sm, t.l2_bytes / (mem.l2_gbs * 1e6), t.l2_lines * mem.l2_line_ns * 1e-6)
     return (t.issued_bytes + t.local_bytes) / (CACHE_FACTOR * bandwidth_gbs * 1e6)
+
+
+def dram_lines_ms(t: Traffic, device: Device) -> float:
+    """What misses L2 at the device's measured cost per line (``GpuMemory.dram_line_ns``): DRAM serves a
+    request whose lanes read a sector of each of many lines slower than its bytes say; 0 where a counting
+    run's trace or the measurement is missing."""
+    mem = profiles.facts(device).gpu_memory
+    return t.dram_lines * mem.dram_line_ns * 1e-6 if mem is not None else 0.0
 
 
 def waited_ns(t: Traffic, device: Device) -> float:
@@ -355,7 +365,7 @@ def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, fl
     machine code: ``rewrites/speedup_model.py``)."""
     bw = bandwidth_gbs * 1e9 / 1e3  # bytes per ms
     fl = gflops * 1e9 / 1e3  # flops per ms
-    dram_ms = t.dram_bytes / bw
+    dram_ms = max(t.dram_bytes / bw, dram_lines_ms(t, device))
     memory_ms = max(dram_ms, cache_ms(t, device, bandwidth_gbs), atomic_ms(t, device))
     if compute_ms is None:
         compute_ms = compute_ops(t, device) / fl

@@ -136,8 +136,26 @@ def test_a_traced_launch_pays_each_on_chip_level_at_its_measured_rate() -> None:
     assert rl.cache_ms(traced, h200, bw) == pytest.approx(on_sm)
     missing = replace(static, l2_bytes=6e9)
     assert rl.cache_ms(missing, h200, bw) == pytest.approx(6e9 / (mem.l2_gbs * 1e6))
+    # lanes reading a sector of a line each: L2 serves lines, not bytes (1e9 lines of 32 bytes read)
+    scattered = replace(static, l2_bytes=32e9, l2_lines=1e9)
+    assert rl.cache_ms(scattered, h200, bw) == pytest.approx(1e9 * mem.l2_line_ns * 1e-6)
+    assert rl.cache_ms(scattered, h200, bw) > 32e9 / (mem.l2_gbs * 1e6) * 1.5
     # a GPU whose profile has no measured rates keeps the static rule
     assert rl.cache_ms(traced, GPU, 1000.0) == pytest.approx(12e9 / (rl.CACHE_FACTOR * 1000.0 * 1e6))
+
+
+def test_dram_serves_lines_a_sector_each_slower_than_their_bytes() -> None:
+    h200 = profiles.select_device("h200")
+    mem = profiles.facts(h200).gpu_memory
+    assert mem is not None and mem.dram_line_ns > 0
+    bw = profiles.peaks(h200)[0]
+    sparse = replace(_traffic(issued=32e9, dram=32e9), dram_lines=1e9)  # a sector of each line
+    dense = replace(sparse, dram_lines=0.25e9)  # four sectors of each line
+    assert rl.dram_lines_ms(sparse, h200) == pytest.approx(1e9 * mem.dram_line_ns * 1e-6)
+    assert rl.roofline(sparse, h200, bw, 1e9, 0.0).memory_ms == pytest.approx(rl.dram_lines_ms(sparse, h200))
+    assert rl.roofline(dense, h200, bw, 1e9, 0.0).memory_ms == pytest.approx(32e9 / (bw * 1e6))
+    # a device without the measurement: bytes only
+    assert rl.dram_lines_ms(sparse, GPU) == 0.0
 
 
 def test_a_small_grid_with_long_loops_is_bound_by_its_work_items_chains() -> None:

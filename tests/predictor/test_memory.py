@@ -279,6 +279,33 @@ def test_naive_matmul_reuse_within_a_group_is_served_by_l1():
     assert out.dram_bytes == pytest.approx(2 * n * n * 4)  # A and B once: the 512 KiB fit L2
 
 
+def rereads(groups: list[int], lane_bytes: int) -> np.ndarray:
+    """Work-groups of 1,024 work-items, each reading 4 words of its own, 256 MiB apart, twice over: lanes
+    ``lane_bytes`` apart (128: a line each, one sector of it used; 32: four lanes' sectors share a line).
+    A round of a group touches 4,096 sectors, more than L1 holds for the two groups of an SM."""
+    g, item, r, k = np.meshgrid(groups, np.arange(1024), np.arange(2), np.arange(4), indexing="ij")
+    offset = (g * 1024 + item) * lane_bytes + k * 2**28
+    return trace(group=g.ravel(), item=item.ravel(), site=k.ravel(), seq=(4 * r + k).ravel(),
+                 offset=offset.ravel())
+
+
+def test_l2_holds_lines_so_a_sector_a_line_fills_it_four_times_as_fast():
+    # 264 groups run at once: 1,081,344 sectors a round, 34 MiB of sectors, L2 60 MiB. A line a sector
+    # (132 MiB of lines): the second round goes back to DRAM; four sectors a line (33 MiB): it hits L2
+    groups = 1024
+    sparse = memory.memory_traffic(rereads([0, 700], 128), groups, MEM, groups_per_sm=2, sms=132)
+    dense = memory.memory_traffic(rereads([0, 700], 32), groups, MEM, groups_per_sm=2, sms=132)
+    touches = groups * 1024 * 8  # sectors, either way
+    assert sparse.l2_bytes == dense.l2_bytes == touches * 32  # no L1 hits
+    assert sparse.footprint_bytes == dense.footprint_bytes == touches // 2 * 32
+    assert dense.dram_bytes == pytest.approx(dense.footprint_bytes, rel=1e-3)
+    assert sparse.dram_bytes == pytest.approx(2 * sparse.footprint_bytes, rel=1e-3)
+    # the lines of what misses L1: every sector its own line, or a line per four
+    assert sparse.l2_lines == touches and dense.l2_lines == touches / 4
+    assert sparse.dram_lines == pytest.approx(sparse.dram_bytes / 32)
+    assert dense.dram_lines == pytest.approx(dense.dram_bytes / 32 / 4)
+
+
 def test_atomics_and_stores_are_not_served_by_l1():
     lanes = np.arange(32)
     t = np.concatenate([trace(item=lanes, seq=s, site=s, offset=4 * lanes, kind=ATOMIC) for s in range(4)])
