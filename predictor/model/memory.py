@@ -568,10 +568,16 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
     l1_hit = s.retouch & ~s.write & (s.dist * max(1, groups_per_sm) < l1)
     intra_miss = s.retouch & ~l1_hit & (s.line_dist * wave / max(per_group.sum(), 1e-9) >= l2_lines)
     inter, inter_hit = _inter_group(per_group * groups_total, unique, l2_lines * spl * fill, wave)
-    dram = float(unique.sum()) + float((inter * (1 - inter_hit)).sum()) + float(intra_miss.sum()) * scale
+    ncls = len(unique)
+    dram_cls = unique + inter * (1 - inter_hit) + np.bincount(s.cls[intra_miss], minlength=ncls) * scale
+    dram = float(dram_cls.sum())
     missed = ~l1_hit
-    l2_line_units = len(np.unique(_key(s.req[missed], s.cls[missed], s.line[missed]))) * scale
-    dram_lines = dram * l2_line_units / max(float(missed.sum()) * scale, 1e-9)
+    first = np.unique(_key(s.req[missed], s.cls[missed], s.line[missed]), return_index=True)[1]
+    missed_lines = np.bincount(s.cls[missed][first], minlength=ncls)
+    missed_sectors = np.bincount(s.cls[missed], minlength=ncls)
+    l2_line_units = float(missed_lines.sum()) * scale
+    # what a class misses L2 comes in its requests' lines: as many per sector as its L1 misses have
+    dram_lines = float((dram_cls * missed_lines / np.maximum(missed_sectors, 1)).sum())
     group_lines, shared = _lines(s, max(1, mem.line_bytes // sec), traced)
     footprint = np.bincount(s.cls_region, weights=unique, minlength=int(t["region"].max()) + 1) * sec
     atomic_ns = _atomic_ns(t, req, order, mem, footprint)
