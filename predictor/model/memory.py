@@ -480,6 +480,24 @@ def _inter_group(touches: np.ndarray, unique: np.ndarray, l2: float, wave: float
     return inter, np.maximum(running, np.minimum(1.0, l2 / np.maximum(distinct, 1e-9)))
 
 
+def _shared_l1_hits(s: _Stream, per_group: np.ndarray, unique: np.ndarray, groups_total: int,
+                    groups_per_sm: int, sms: int, l1: float) -> np.ndarray:
+    """Per class (sectors, the whole launch): first touches within a group that hit L1 because another
+    group on the same SM read the sector before, by the rule L2 follows across all groups
+    (``_inter_group``) at one SM: its groups, one after another, touch ``per_group`` each of a class and
+    at most its ``unique`` sectors (a vector every group gathers from, not a stream's own part), with L1's
+    ``l1`` sectors for the groups resident at once. Loads only."""
+    ncls = len(unique)
+    written = np.zeros(ncls, bool)
+    written[s.cls[s.write]] = True
+    on_sm = max(1.0, groups_total / max(1, sms))
+    touches = per_group * on_sm
+    distinct = np.minimum(unique, touches)
+    resident = float(np.minimum(distinct, per_group * max(1, groups_per_sm)).sum())
+    inter, hit = _inter_group(touches, distinct, l1, resident)
+    return np.where(written, 0.0, inter * hit * sms)
+
+
 def _atomic_ns(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, mem: GpuMemory,
                footprint: np.ndarray) -> float:
     """The mean cost of a warp request of the traced global atomics: a lane updating a word that another
@@ -574,10 +592,14 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
     missed = ~l1_hit
     first = np.unique(_key(s.req[missed], s.cls[missed], s.line[missed]), return_index=True)[1]
     missed_lines = np.bincount(s.cls[missed][first], minlength=ncls)
-    missed_sectors = np.bincount(s.cls[missed], minlength=ncls)
-    l2_line_units = float(missed_lines.sum()) * scale
+    missed_sectors = np.bincount(s.cls[missed], minlength=ncls).astype(np.float64)
     # what a class misses L2 comes in its requests' lines: as many per sector as its L1 misses have
-    dram_lines = float((dram_cls * missed_lines / np.maximum(missed_sectors, 1)).sum())
+    per_sector = missed_lines / np.maximum(missed_sectors, 1)
+    dram_lines = float((dram_cls * per_sector).sum())
+    shared_hits = _shared_l1_hits(s, per_group, unique, groups_total, groups_per_sm, sms, l1)
+    shared_hits = np.minimum(shared_hits, np.bincount(s.cls[~s.retouch], minlength=ncls) * scale)
+    l2_sectors = float(missed_sectors.sum()) * scale - float(shared_hits.sum())
+    l2_line_units = float((missed_sectors * scale - shared_hits) @ per_sector)
     group_lines, shared = _lines(s, max(1, mem.line_bytes // sec), traced)
     footprint = np.bincount(s.cls_region, weights=unique, minlength=int(t["region"].max()) + 1) * sec
     atomic_ns = _atomic_ns(t, req, order, mem, footprint)
@@ -587,9 +609,10 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
              f"{float((inter * inter_hit).sum() / max(inter.sum(), 1e-9)):.0%} of re-touches by other groups"
              " hit L2",
              f"{fill:.0%} of the sectors of the launch's lines in use",
-             "L1 hits counted within a work-group only"]
+             f"{float(shared_hits.sum()) / max(float(missed_sectors.sum()) * scale, 1e-9):.0%} of what misses"
+             " L1 within a group hits it across the groups of an SM"]
     return MemoryTraffic(float(t["size"].sum()) * scale, len(s.sector) * scale * sec,
-                         (len(s.sector) - float(l1_hit.sum())) * scale * sec, dram * sec, local_bytes,
+                         l2_sectors * sec, dram * sec, local_bytes,
                          float(unique.sum()) * sec, len(s.sector) / s.requests, banks, group_lines, shared,
                          tuple(notes), longest_item(trace), l1_line_bytes=line_bytes, atomic_ns=atomic_ns,
                          l2_lines=l2_line_units, dram_lines=dram_lines)
