@@ -24,7 +24,9 @@ H200 by bench/gpu_onchip.py, l1_sparse and l2_sparse):
   in proportion beyond. For the second, the launch's touches are taken as spread evenly over its time, so
   a buffer's re-touch comes after (its footprint / its touches) of them all; within that window every
   buffer adds its touches, no more than its footprint: a vector every group gathers from stays in L2
-  beside the matrix streaming past it.
+  beside the matrix streaming past it;
+* the same rule at one SM, with L1 for L2 and the groups the SM runs one after another, tells which
+  first touches within a group another group of the SM read before and L1 still holds (loads only).
 """
 
 from __future__ import annotations
