@@ -164,9 +164,9 @@ class MemoryTraffic:
     l1_line_bytes: float = 0.0
     # the mean measured cost of a warp's request of the traced global atomics (``_atomic_ns``); 0: none
     atomic_ns: float = 0.0
-    # the distinct lines of each warp request that misses L1 (L2 serves a line a clock per slice, however
-    # few of its sectors the lanes read: bench/gpu_onchip.py, l2_strided), and as many lines per sector
-    # of what misses L2 (DRAM's, l2_sparse)
+    # the distinct lines of the warp requests that miss L1 (L2 takes as long for a line of which the lanes
+    # read one sector as for two full sectors: bench/gpu_onchip.py, l2_strided), and as many lines per
+    # sector of what misses L2 (DRAM's cost per such line: l2_sparse)
     l2_lines: float = 0.0
     dram_lines: float = 0.0
 
@@ -366,22 +366,22 @@ def _footprint(firsts: np.ndarray, lasts: np.ndarray, reuses: np.ndarray, n: int
     return w, len(firsts) - (tot - w * cnt) / np.maximum(n - w + 1, 1)
 
 
-def _footprint_distance(elem: np.ndarray, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _footprint_distance(elem: np.ndarray, lines: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """For one group's stream of sectors (``elem``) and their lines, in time order: for every access
-    whether it is a re-touch of its sector, and the estimated LRU stack distance since its last touch, in
-    sectors and in lines: fp(reuse time - 1), fp being the all-window average footprint of the sectors or
-    of the lines."""
+    whether it is a re-touch of its sector and the estimated LRU stack distance since that sector's last
+    touch, in sectors and in lines (fp(reuse time - 1), fp being the all-window average footprint of the
+    sectors or of the lines), and whether its line was touched before."""
     n = len(elem)
     f, last, reuses, retouch, reuse = _reuse(elem, n)
+    lf, llast, lreuses, line_retouch, _ = _reuse(lines, n)
     dist, line_dist = np.zeros(n), np.zeros(n)
-    if not retouch.any():  # nothing touched twice
-        return retouch, dist, line_dist
-    w, fp = _footprint(f, last, reuses, n)
-    lf, llast, lreuses, _, _ = _reuse(lines, n)
-    lw, lfp = _footprint(lf, llast, lreuses, n)
-    dist[retouch] = np.interp(reuse[retouch] - 1, w, fp)
-    line_dist[retouch] = np.interp(reuse[retouch] - 1, lw, lfp)
-    return retouch, dist, line_dist
+    if retouch.any():
+        w, fp = _footprint(f, last, reuses, n)
+        lw, lfp = _footprint(lf, llast, lreuses, n)
+        dist[retouch] = np.interp(reuse[retouch] - 1, w, fp)
+        line_dist[retouch] = np.interp(reuse[retouch] - 1, lw, lfp)
+    return retouch, dist, line_retouch, line_dist
 
 
 @dataclass(frozen=True)
@@ -431,8 +431,8 @@ def _stream(t: Mapping[str, np.ndarray], warp_size: int, sector: int, line: int,
     dist, line_dist = np.zeros(len(o)), np.zeros(len(o))
     bounds = np.r_[np.flatnonzero(_starts(group)), len(o)]
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        retouch[a:b], dist[a:b], line_dist[a:b] = _footprint_distance(elem[a:b], line_elem[a:b])
-        line_retouch[a:b] = _reuse(line_elem[a:b], b - a)[3]
+        retouch[a:b], dist[a:b], line_retouch[a:b], line_dist[a:b] = _footprint_distance(elem[a:b],
+                                                                                         line_elem[a:b])
     return _Stream(group, cls, cls_region, sec, write, retouch, dist, nreq, ereq, lines, line_retouch,
                    line_dist)
 
