@@ -602,7 +602,7 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
     shared_hits = np.minimum(shared_hits, np.bincount(s.cls[~s.retouch], minlength=ncls) * scale)
     l2_sectors = float(missed_sectors.sum()) * scale - float(shared_hits.sum())
     l2_line_units = float((missed_sectors * scale - shared_hits) @ per_sector)
-    group_lines, shared = _lines(s, max(1, mem.line_bytes // sec), traced)
+    group_lines, shared = _lines(s, spl, traced)
     footprint = np.bincount(s.cls_region, weights=unique, minlength=int(t["region"].max()) + 1) * sec
     atomic_ns = _atomic_ns(t, req, order, mem, footprint)
     notes = [f"traced {traced:.3g} of {groups_total} work-groups; {concurrent} run at once "
