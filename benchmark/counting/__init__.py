@@ -66,7 +66,7 @@ class _Job:
     def key(self, settings: Settings) -> str:
         return cache.key("counting", cache.source_hash(self.source), self.kernel, self.options,
                          self.scenario.to_json(), self.identity, settings, oclgrind.plugin_version(),
-                         records.FORMAT, __version__)
+                         records.FORMAT, launch.STAGING, __version__)
 
     def request(self, settings: Settings) -> launch.Launch:
         # Oclgrind hands its options to clang's front end word by word: the include folder as two words

@@ -6,17 +6,23 @@ wall-clock timeout. It sees one OpenCL platform, Oclgrind, through a private ``O
 folder, so the user's PoCL, NVIDIA or other ICDs are never loaded; every ``OCLGRIND_*`` and
 ``PYOPENCL_*`` setting of the caller's environment is dropped, so none (an interactive debugger, a
 log file elsewhere) reaches the run. Everything it writes goes to a temporary folder that is deleted
-after the run: inputs, Oclgrind's log, pyopencl's build files, the plugin's counts and trace.
+after the run: inputs, Oclgrind's log, pyopencl's build files, the plugin's counts and trace. The
+inputs go to a folder of their own in memory where there is room (``_input_folder``), and Oclgrind
+runs on copy-on-write mappings of them (``child.py``): only the pages the sampled groups touch are read.
 
-Time: no work-group starts that would end after the deadline (``start + budget_s``); a group still
+Time: no work-group starts that would end after the deadline (``start + budget_s``, or ``RUN_SHARE`` of
+the budget after the inputs are written where writing them took longer: gigabytes of them); a group still
 running ``GRACE_S`` later is abandoned by the plugin, its finished work-items kept; the child is killed
 ``EXIT_MARGIN_S`` after that.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -33,9 +39,16 @@ from clperf.benchmark.counting.trace import TRACE_DTYPE
 from clperf.core import children
 
 CHILD = Path(__file__).with_name("child.py")
+RUN_SHARE = 0.25  # of the budget, left to run groups in after the inputs are written (``run``)
 GRACE_S = 1.0  # after the deadline, for the groups running then to finish
 EXIT_MARGIN_S = 10.0  # after the abandon time: Oclgrind's teardown, the child's exit
 MAX_ERROR_LINES = 3  # of each Oclgrind report kept in Counts.errors
+RAM_FOLDER = "/dev/shm"  # where the input arrays go when it has room (_input_folder)
+RAM_SPARE_BYTES = 1 << 30  # left free there
+INPUTS_PREFIX = "clperf-count-inputs-"  # then the pid of the clperf process that made the folder
+# part of a run's cache key: how the child stages the inputs decides how much of the budget is left to run
+# groups in (2: Oclgrind runs on the mapped input files, child.py)
+STAGING = 2
 
 
 @dataclass(frozen=True)
@@ -82,12 +95,40 @@ def _environment(folder: Path, plugin: Path, icd: Path, launch: Launch, deadline
     return env
 
 
-def _spec(folder: Path, launch: Launch) -> dict[str, Any]:
+def _input_folder(launch: Launch, folder: str) -> contextlib.AbstractContextManager[str]:
+    """Where the input arrays go: a private folder in memory (``RAM_FOLDER``, a tmpfs) when it has room
+    for them and ``RAM_SPARE_BYTES`` more, else the run's own ``folder``. Written to disk, a few GB of
+    inputs wait on the disk's write-back (seconds of the budget); in tmpfs the child maps the very pages
+    written."""
+    need = sum(a.buffer.nbytes for a in launch.arguments if a.buffer is not None)
+    try:
+        _sweep_inputs()
+        st = os.statvfs(RAM_FOLDER)
+        if st.f_bavail * st.f_frsize >= need + RAM_SPARE_BYTES:
+            return tempfile.TemporaryDirectory(prefix=f"{INPUTS_PREFIX}{os.getpid()}-", dir=RAM_FOLDER)
+    except OSError:  # no tmpfs there, or not writable
+        pass
+    return contextlib.nullcontext(folder)
+
+
+def _sweep_inputs() -> None:
+    """Input folders in ``RAM_FOLDER`` whose clperf process is gone (killed before it could delete them:
+    a tmpfs holds their memory until then), this user's own, deleted."""
+    for entry in os.scandir(RAM_FOLDER):
+        pid = entry.name[len(INPUTS_PREFIX):].split("-")[0]
+        if not entry.name.startswith(INPUTS_PREFIX) or not pid.isdigit() or Path(f"/proc/{pid}").exists():
+            continue
+        st = entry.stat(follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _spec(inputs: Path, launch: Launch) -> dict[str, Any]:
     args: list[dict[str, Any]] = []
     for i, a in enumerate(launch.arguments):
         if a.buffer is not None:
-            np.save(folder / f"arg{i}.npy", a.buffer, allow_pickle=False)
-            args.append({"buffer": f"arg{i}.npy"})
+            np.save(inputs / f"arg{i}.npy", a.buffer, allow_pickle=False)
+            args.append({"buffer": str(inputs / f"arg{i}.npy")})
         elif a.local_bytes is not None:
             args.append({"local": a.local_bytes})
         else:
@@ -106,9 +147,13 @@ def run(launch: Launch, plugin: Path, icd: Path, *, budget_s: float, start: floa
     if time.time() >= deadline:  # the analysis' compile took it all: the machine's state, not the kernel's
         return Outcome(None, None, f"the {budget_s:g} s budget was spent before the kernel started",
                        time.time() - start, cacheable=False)
-    with tempfile.TemporaryDirectory(prefix="clperf-count-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="clperf-count-") as tmp, \
+            _input_folder(launch, tmp) as inputs:
         folder = Path(tmp)
-        (folder / "spec.json").write_text(json.dumps(_spec(folder, launch)))
+        (folder / "spec.json").write_text(json.dumps(_spec(Path(inputs), launch)))
+        # however long the inputs took to write, a share of the budget is left to run groups in
+        deadline = max(deadline, time.time() + RUN_SHARE * budget_s)
+        abandon = deadline + GRACE_S
         env = _environment(folder, plugin, icd, launch, deadline, abandon)
         timeout = abandon + EXIT_MARGIN_S - time.time()
         try:

@@ -464,6 +464,57 @@ def _launch_footprint(s: _Stream, traced: float, groups_total: int,
     return per_group, np.where(buffer_sectors > 0, known, unknown)
 
 
+SHIFTS = 64  # neighbouring groups whose windows ``_running`` overlaps one by one
+
+
+def _running(s: _Stream, group_ids: np.ndarray, per_group: np.ndarray, concurrent: int) -> np.ndarray:
+    """Per class: distinct sectors the ``concurrent`` groups running at once hold. Groups start in the
+    order of their ids, so the running ones are neighbours; where a class's sectors move with the group
+    id by a steady shift (``_steady_shift``: a mesh's gathers from nearby elements, a stencil's halo), the
+    neighbours' sectors are the traced groups' shifted group by group, and overlap as far as they do
+    (counted over SHIFTS of them, extrapolated at the rate the last half grew). Elsewhere (fewer than
+    three traced groups, sectors that stay put: a vector every group gathers from at places of its own)
+    each group is taken to hold sectors of its own."""
+    own = per_group * concurrent
+    if concurrent < 2 or int(s.group.max()) < 2:
+        return own
+    steps = min(concurrent, SHIFTS)
+    for c in range(len(per_group)):
+        m = s.cls == c
+        g, sec = s.group[m], s.sector[m]
+        ranks = np.unique(g)
+        if len(ranks) < 3:
+            continue
+        sets = [np.unique(sec[g == r]) for r in ranks]
+        shift = _steady_shift(group_ids[ranks].astype(np.float64), sets)
+        if shift is None:
+            continue
+        held = []
+        for own_sectors in sets:
+            moved = own_sectors[None, :] + np.round(np.arange(steps) * shift).astype(np.int64)[:, None]
+            half, full = len(np.unique(moved[: steps // 2])), len(np.unique(moved))
+            rate = (full - half) / max(1, steps - steps // 2)
+            held.append(full + rate * (concurrent - steps))
+        own[c] = min(own[c], float(np.mean(held)))
+    return own
+
+
+def _steady_shift(x: np.ndarray, sets: list[np.ndarray]) -> float | None:
+    """Sectors per group by which the traced groups' sectors (``sets``, of groups ``x``) move: the slope of
+    their medians, where it is positive and each median lies off the line by less than a quarter of its
+    group's middle half and of the move between the two closest traced groups (a product's column block
+    that moves with the group's column, not its id, fails); else None."""
+    mid = np.array([np.median(v) for v in sets], np.float64)
+    spread = np.array([np.percentile(v, 75) - np.percentile(v, 25) + 1 for v in sets])
+    slope, icept = np.polyfit(x, mid, 1)
+    if slope <= 0:
+        return None
+    gap = float(np.diff(np.sort(x)).min())
+    if (np.abs(mid - (slope * x + icept)) > 0.25 * np.minimum(spread, slope * gap)).any():
+        return None
+    return float(slope)
+
+
 def _inter_group(touches: np.ndarray, unique: np.ndarray, l2: float, wave: float
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Per class (sectors): re-touches of a sector by another group than the one that first touched it,
@@ -577,7 +628,8 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
     cap = np.array([max(0.0, float(sizes.get(int(region_arg[r]), 0.0))) / sec for r in s.cls_region])
     per_group, unique = _launch_footprint(s, traced, groups_total, cap)
     concurrent = max(1, min(groups_total, groups_per_sm * sms))
-    wave = float(np.minimum(unique, per_group * concurrent).sum())  # sectors the running groups hold
+    running = _running(s, np.unique(t["group"]), per_group, concurrent)
+    wave = float(np.minimum(unique, running).sum())  # sectors the running groups hold
     # L1 holds sectors, L2 lines: a line with one sector in use takes the room of four in L2
     # (bench/gpu_onchip.py: l1_sparse, l2_sparse)
     l1 = l1_capacity(mem, groups_per_sm * (local_bytes_per_group + mem.local_reserved_per_group)) / sec

@@ -8,6 +8,7 @@ beside it or computed with NumPy from the same data.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from pathlib import Path
 
@@ -415,3 +416,28 @@ def test_a_budget_spent_before_the_kernel_starts_is_said_and_not_cached(plugin):
     out = launch.run(run, plugin, oclgrind.toolchain().icd, budget_s=2.0, start=time.time() - 3.0)
     assert out.report is None and not out.cacheable
     assert out.failure == "the 2 s budget was spent before the kernel started"
+
+
+def test_the_kernel_runs_on_a_private_map_of_the_inputs_and_leaves_the_callers_data(plugin, store):
+    # Oclgrind runs on a copy-on-write map of each input file: the kernel's stores to out never reach the
+    # caller's array
+    n = np.arange(64, dtype=np.int32) % 5
+    out = np.full(64, -1.0, np.float32)
+    sc = Scenario((64,), (64,), {"n": 64, "out": 64})
+    c = counting.count(STEPS, "steps", sc, data={"n": n, "out": out}, store=store)
+    assert c is not None and c.items_run == 64
+    assert trips(STEPS, "steps", c) == {0: pytest.approx(n.mean())}
+    assert (out == -1.0).all() and (n == np.arange(64) % 5).all()
+
+
+def test_input_folders_left_in_memory_by_a_killed_run_are_deleted(tmp_path, monkeypatch):
+    # a tmpfs keeps a folder's memory until it is deleted: the next run deletes those whose process is gone
+    monkeypatch.setattr(launch, "RAM_FOLDER", str(tmp_path))
+    dead = tmp_path / f"{launch.INPUTS_PREFIX}{2**22 + 12345}-x"  # above any pid this machine hands out
+    live = tmp_path / f"{launch.INPUTS_PREFIX}{os.getpid()}-y"
+    other = tmp_path / "someone-else"
+    for d in (dead, live, other):
+        d.mkdir()
+        (d / "arg0.npy").write_bytes(b"x")
+    launch._sweep_inputs()
+    assert not dead.exists() and live.exists() and other.exists()

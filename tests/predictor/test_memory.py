@@ -324,6 +324,32 @@ def test_a_table_the_groups_of_an_sm_gather_from_is_served_by_its_l1():
     assert large.l2_bytes == pytest.approx(large.l1_bytes, rel=0.01)
 
 
+def mesh_gathers(groups: list[int], n: int, window: int | None) -> np.ndarray:
+    """Groups of 256 work-items, each reading 16 floats of an n-float array at hashed places within
+    ``window`` elements of its own index (a mesh numbered so that neighbours are near), or anywhere."""
+    g, item, k = np.meshgrid(groups, np.arange(256), np.arange(16), indexing="ij")
+    own = g * 256 + item
+    h = own * 2654435761 + k * 40503
+    at = h % n if window is None else (own + h % (2 * window + 1) - window).clip(0, n - 1)
+    return trace(group=g.ravel(), item=item.ravel(), site=0, seq=k.ravel(), offset=4 * at.ravel())
+
+
+def test_gathers_from_nearby_elements_share_the_running_groups_sectors():
+    # 128 MiB past an 8 MiB L2; the 1,056 groups running at once gather from a window of 1.1 MiB, which
+    # counted as sectors of each group's own (1,000 each) would be 33 MiB
+    n = 2**25
+    groups = n // 256
+    traced = counting_spread(groups, 4)
+    small = replace(MEM, l2_bytes=8 << 20)
+    near = memory.memory_traffic(mesh_gathers(traced, n, 4096), groups, small, groups_per_sm=8, sms=132,
+                                 buffer_bytes={0: 4.0 * n})
+    anywhere = memory.memory_traffic(mesh_gathers(traced, n, None), groups, small, groups_per_sm=8, sms=132,
+                                     buffer_bytes={0: 4.0 * n})
+    # near: each sector comes from DRAM about once; anywhere: most of a sector's 128 touches miss L2
+    assert near.dram_bytes == pytest.approx(4.0 * n, rel=0.1)
+    assert anywhere.dram_bytes > 10 * 4.0 * n
+
+
 def test_atomics_and_stores_are_not_served_by_l1():
     lanes = np.arange(32)
     t = np.concatenate([trace(item=lanes, seq=s, site=s, offset=4 * lanes, kind=ATOMIC) for s in range(4)])
