@@ -96,19 +96,30 @@ def _environment(folder: Path, plugin: Path, icd: Path, launch: Launch, deadline
 
 
 def _input_folder(launch: Launch, folder: str) -> contextlib.AbstractContextManager[str]:
-    """Where the input arrays go: a private folder in memory (``RAM_FOLDER``, a tmpfs) when it has room
-    for them and ``RAM_SPARE_BYTES`` more, else the run's own ``folder``. Written to disk, a few GB of
-    inputs wait on the disk's write-back (seconds of the budget); in tmpfs the child maps the very pages
-    written."""
-    need = sum(a.buffer.nbytes for a in launch.arguments if a.buffer is not None)
+    """Where the input arrays go: a private folder in memory (``RAM_FOLDER``, a tmpfs) when it and the
+    machine's memory have room for them and ``RAM_SPARE_BYTES`` more, else the run's own ``folder``.
+    Written to disk, a few GB of inputs wait on the disk's write-back (seconds of the budget); in tmpfs
+    the child maps the very pages written."""
+    need = sum(a.buffer.nbytes for a in launch.arguments if a.buffer is not None) + RAM_SPARE_BYTES
     try:
         _sweep_inputs()
         st = os.statvfs(RAM_FOLDER)
-        if st.f_bavail * st.f_frsize >= need + RAM_SPARE_BYTES:
+        if st.f_bavail * st.f_frsize >= need and _available_memory() >= need:
             return tempfile.TemporaryDirectory(prefix=f"{INPUTS_PREFIX}{os.getpid()}-", dir=RAM_FOLDER)
     except OSError:  # no tmpfs there, or not writable
         pass
     return contextlib.nullcontext(folder)
+
+
+def _available_memory() -> int:
+    """The machine's available memory in bytes (``MemAvailable`` of /proc/meminfo), 0 where unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def _sweep_inputs() -> None:
