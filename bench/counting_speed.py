@@ -5,7 +5,7 @@
 
 Timed (each from the call to the Counts, no cache, the plugin already built):
 * a naive matrix product, n = 1024, one work-item per output (16x16 groups): 2.1 GFLOP, ~1 ms on the H200;
-* a stream triad over 64 MiB arrays (16 M floats each).
+* a stream triad over 64 MiB arrays (16 M floats each), and over 1 GiB arrays (the inputs' staging).
 
 Error of ``blocks`` x work-items against the truth, and the run's own ``rel_error``, over ``--seeds``
 data sets: a uniform kernel (each work-item loops a random 0..39 times, 256 k work-items), and a
@@ -83,8 +83,11 @@ def speed(folder: Path, repeats: int, budget: float) -> None:
     mm = Scenario((n, n), (16, 16), {"a": n * n, "b": n * n, "c": n * n, "n": n})
     m = 16 << 20
     tr = Scenario((m,), (256,), {"a": m, "b": m, "c": m, "s": 2.0})
+    big = 256 << 20
+    large = Scenario((big,), (256,), {"a": big, "b": big, "c": big, "s": 2.0})
     for name, src, kernel, sc, block, want in (("matmul n=1024", MATMUL, "matmul", mm, "for.body", n),
-                                               ("triad 3 x 64 MiB", TRIAD, "triad", tr, "entry", 1)):
+                                               ("triad 3 x 64 MiB", TRIAD, "triad", tr, "entry", 1),
+                                               ("triad 3 x 1 GiB", TRIAD, "triad", large, "entry", 1)):
         walls, runs = [], []
         for r in range(repeats):
             wall, c = _timed(folder, f"{kernel}{r}", src, kernel, sc, budget_s=budget)

@@ -9,7 +9,8 @@ Oclgrind's OpenCL loaded).
 
 Sampling: a 1 ms launch on an H200 is 1e9-1e10 interpreted instructions, Oclgrind interprets ~1e7 a
 second, so a run covers ``sample_groups`` work-groups spread over the grid and stops starting new ones
-when ``budget_s`` (counted from the call, start-up and build included) is spent. Block counts are then
+when ``budget_s`` (counted from the call, the child's start-up, the kernel's build and the writing of the
+inputs included; the plugin's one-time build and the making of the inputs not) is spent. Block counts are then
 means over the groups that ran; ``Counts.rel_error`` says how far the launch's total may be off.
 
 Results are cached on disk (``store``) under everything they depend on: the source, kernel, build
@@ -106,7 +107,7 @@ def count(source: str, kernel: str, scenario: Scenario, *, build_options: str = 
     build or crashes, or not one work-item that ran within the budget (when work-items ran and none
     finished, ``Counts.unfinished`` holds what they ran). A kernel that reads or
     writes out of bounds is counted, and ``Counts.errors`` holds Oclgrind's reports. The budget runs
-    from the call (the plugin's one-time build aside)."""
+    from the call (the plugin's one-time build and the making of the inputs aside)."""
     started = time.time()
     settings: Settings = (float(budget_s), int(sample_groups), int(trace_groups), int(trace_cap))
     try:
@@ -128,7 +129,10 @@ def count(source: str, kernel: str, scenario: Scenario, *, build_options: str = 
         plugin = oclgrind.plugin(tc)
         started += time.time() - building
         ir = job.clperf_ir()  # before the run, inside its budget
-        outcome = launch.run(job.request(settings), plugin, tc.icd, budget_s=budget_s, start=started)
+        making = time.time()
+        request = job.request(settings)  # the inputs made: as long as their size says, outside the budget
+        started += time.time() - making
+        outcome = launch.run(request, plugin, tc.icd, budget_s=budget_s, start=started)
         result = job.counts(outcome, ir)
     except (oclgrind.Unavailable, OSError, ClperfError) as e:  # ClperfError: a data file changed since
         log.info("no counting run of %s: %s", kernel, e)
