@@ -441,3 +441,13 @@ def test_input_folders_left_in_memory_by_a_killed_run_are_deleted(tmp_path, monk
         (d / "arg0.npy").write_bytes(b"x")
     launch._sweep_inputs()
     assert not dead.exists() and live.exists() and other.exists()
+
+
+def test_a_share_of_the_budget_is_left_to_run_groups_after_the_inputs_are_written(plugin):
+    # all but 0.1 s of a 20 s budget spent before the inputs were written: a quarter of it (5 s) is still
+    # left to the groups, and 64 short groups all run, not the first alone
+    n = np.arange(4096, dtype=np.int32) % 5
+    args = [launch.Argument(buffer=n), launch.Argument(buffer=np.zeros(4096, np.float32))]
+    run = launch.Launch(STEPS, "steps", " ".join(counting.ANALYSIS_OPTIONS), (4096,), (64,), args, 0, 0, 0)
+    out = launch.run(run, plugin, oclgrind.toolchain().icd, budget_s=20.0, start=time.time() - 19.9)
+    assert out.report is not None and len(out.report["groups"]) == 64
