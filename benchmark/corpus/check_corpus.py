@@ -3,9 +3,10 @@
     python -m clperf.benchmark.corpus.check_corpus [--generated N [--every K]] [--oclgrind] [--only TEXT]
 
 Each kernel runs in its own child process with a timeout, so a kernel that crashes or hangs is reported and
-the check goes on. Inputs follow the kernel's scenario: ``range:LO:HI`` fills give integers in [LO, HI),
-other integer buffers get arbitrary values (kernels must mask or clamp anything they index with), float
-buffers random values in [0, 1). Prints one line per failure and a summary; exits 1 if anything failed.
+the check goes on. Inputs follow the kernel's scenario: its fills give the data a sweep gives (``range``,
+``sorted``, a graph's row pointers), while integer buffers left ``random`` get arbitrary values (kernels
+must mask or clamp anything they index with), float buffers random values in [0, 1). Prints one line per
+failure and a summary; exits 1 if anything failed.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 from clperf.benchmark.corpus import CorpusKernel, family_of, generated, hand_written, kernels_in
 from clperf.benchmark.corpus.launch import corners, front_kernel
+from clperf.benchmark.inputs import BufferPlan, plan_buffers
 from clperf.core import children
 from clperf.core.compile import compile_source
 from clperf.core.records import Param, Scenario, split_vector
@@ -57,17 +59,12 @@ _DTYPES = {"char": "int8", "uchar": "uint8", "short": "int16", "ushort": "uint16
            "size_t": "uint64", "half": "float16"}
 
 
-def _buffer_host(np: Any, p: Param, length: int, fill: str | None, rng: Any) -> Any:
+def _buffer_host(np: Any, p: Param, plan: BufferPlan, rng: Any) -> Any:
     base, width = split_vector(p.type)
     dtype = np.dtype(_DTYPES[base])
-    count = length * width
-    if fill is not None and fill.startswith("range:"):
-        _, lo, hi = fill.split(":")
-        return rng.integers(int(lo), int(hi), size=count).astype(dtype)
-    if fill == "zeros":
-        return np.zeros(count, dtype)
-    if fill == "ones":
-        return np.ones(count, dtype)
+    count = plan.length * width
+    if plan.fill.kind != "random" or plan.fields:
+        return plan.make(seed=0)
     if dtype.kind == "f":
         return rng.random(count).astype(dtype)
     info = np.iinfo(dtype)
@@ -90,6 +87,7 @@ def run_child(request: dict[str, Any]) -> dict[str, Any]:
     rng = np.random.default_rng(0)
     for sj in request["scenarios"]:
         sc = Scenario.from_json(sj)
+        plans = {b.index: b for b in plan_buffers(params, sc.args, sc.fills)}
         keep = []
         for i, p in enumerate(params):
             v = sc.args[p.name]
@@ -98,7 +96,7 @@ def run_child(request: dict[str, Any]) -> dict[str, Any]:
                 local = cl.LocalMemory(int(v) * np.dtype(_DTYPES[size[0]]).itemsize * size[1])
                 kern.set_arg(i, local)  # type: ignore[arg-type]  # pyopencl's stub omits LocalMemory
             elif p.pointer:
-                host = _buffer_host(np, p, int(v), sc.fills.get(p.name), rng)
+                host = _buffer_host(np, p, plans[i], rng)
                 buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
                 keep.append(buf)
                 kern.set_arg(i, buf)
