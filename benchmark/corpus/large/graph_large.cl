@@ -44,7 +44,8 @@ __kernel void gx_mask_update(__global int *mask, __global int *visited, __global
 }
 
 // Queue expansion: one work-item per frontier node; a neighbour is claimed with a compare-and-swap on its
-// level and appended to the next queue with an atomic counter.
+// level and appended to the next queue with an atomic counter (the counter is not reset between repeated
+// launches, so a slot past the queue's end is dropped).
 // clperf: --global front --local 256 --arg nodes=1<<21 --arg deg=8 --arg front=4096 --fill g=graph:nodes:deg:1:front --fill rowptr=g.rowptr --fill colidx=g.colidx --fill queue=g.frontier --fill levels=g.levels --arg next=nodes --arg tail=1 --fill tail=zeros --arg level=0
 // clperf-sweep: nodes=1048576..16777216 deg=4..16 front=1024..524288 local=64..512
 __kernel void gx_queue_expand(__global const int *rowptr, __global const int *colidx,
@@ -58,8 +59,11 @@ __kernel void gx_queue_expand(__global const int *rowptr, __global const int *co
     int stop = min(rowptr[v + 1], rowptr[v] + 64 * deg);
     for (int e = rowptr[v]; e < stop; ++e) {
         int u = min(colidx[e], nodes - 1);
-        if (levels[u] == -1 && atomic_cmpxchg(&levels[u], -1, level + 1) == -1)
-            next[atomic_inc(tail)] = u;
+        if (levels[u] == -1 && atomic_cmpxchg(&levels[u], -1, level + 1) == -1) {
+            int slot = atomic_inc(tail);
+            if (slot < nodes)
+                next[slot] = u;
+        }
     }
 }
 
