@@ -31,6 +31,10 @@ class TrainConfig:
     # a hand-written kernel is drawn this many times as often as a generated one: generated kernels outnumber
     # the families about 7 to 1, and the kernels users write (and the public suites) look like the families
     hand_weight: float = 3.0
+    # a launch with a counting run's features is drawn this many times as often as a static launch of the same
+    # kernel: `predict` answers from a counting run wherever one can be made, but the examples hold one traced
+    # launch per kernel beside ~50 static ones, so at weight 1 the model sees 2% of what it is mostly asked
+    traced_weight: float = 8.0
     # validation: on the clock, at least val_interval_s apart and at least val_checks times per budget
     val_interval_s: float = 20.0  # shortest time between two validations (each encodes every val kernel)
     val_checks: int = 20  # validations per budget when the budget is long

@@ -62,8 +62,8 @@ def lr_scale(frac: float, warmup: float) -> float:
 
 class _Batches:
     """Training batches: kernels first, a hand-written one ``hand_weight`` times as often as a generated one,
-    then launches of each (the features-only baseline draws the same way, so the two differ only by the code
-    encoder)."""
+    then launches of each, a traced one ``traced_weight`` times as often as a static one (the features-only
+    baseline draws the same way, so the two differ only by the code encoder)."""
 
     def __init__(self, ex: Examples, train_rows: np.ndarray, Xn: torch.Tensor, tok_all: torch.Tensor | None,
                  net_cfg: network.NetConfig, cfg: TrainConfig, rng: np.random.Generator) -> None:
@@ -71,8 +71,11 @@ class _Batches:
         self.y = torch.from_numpy(ex.y).float()
         self.c = torch.from_numpy(ex.cls).long()
         self.by_kernel: dict[int, np.ndarray] = {}
+        self.row_p: dict[int, np.ndarray] = {}
         for k in np.unique(ex.kernel[train_rows]):
-            self.by_kernel[int(k)] = train_rows[ex.kernel[train_rows] == k]
+            rows = train_rows[ex.kernel[train_rows] == k]
+            w = np.where(ex.traced[rows], cfg.traced_weight, 1.0)
+            self.by_kernel[int(k)], self.row_p[int(k)] = rows, w / w.sum()
         self.kernels = np.asarray(sorted(self.by_kernel))
         weight = np.asarray([1.0 if ex.kernel_generated[int(k)] else cfg.hand_weight for k in self.kernels])
         self.kernel_p = weight / weight.sum()
@@ -85,8 +88,8 @@ class _Batches:
         ks = self.rng.choice(self.kernels, size=self.n_kernels, replace=False, p=self.kernel_p)
         rows, kidx = [], []
         for j, k in enumerate(ks):
-            r = self.by_kernel[int(k)]
-            pick = self.rng.choice(r, size=min(self.rows_per_kernel, len(r)), replace=False)
+            r, p = self.by_kernel[int(k)], self.row_p[int(k)]
+            pick = self.rng.choice(r, size=min(self.rows_per_kernel, len(r)), replace=False, p=p)
             rows.append(pick)
             kidx.append(np.full(len(pick), j))
         rr = np.concatenate(rows)
@@ -196,8 +199,13 @@ def fit(ex: Examples, part: np.ndarray, net_cfg: network.NetConfig, cfg: TrainCo
         pred = predict(model, Xn, ex.kernel, val_rows, tok_all, dev)
         model.train()
         # mean absolute error of the log-ratio (clipped like the targets): what MAPE and the ordering follow,
-        # not swayed by a few wild records the way a squared error is
-        return float(np.mean(np.abs(pred - np.clip(ex.y[val_rows], *network.TARGET_CLIP))))
+        # not swayed by a few wild records the way a squared error is; traced and static launches count
+        # half each, as both are asked (predict with a counting run, the editor without one)
+        err = np.abs(pred - np.clip(ex.y[val_rows], *network.TARGET_CLIP))
+        traced = ex.traced[val_rows]
+        if traced.any() and not traced.all():
+            return float(0.5 * err[traced].mean() + 0.5 * err[~traced].mean())
+        return float(err.mean())
 
     steps_per_epoch = max(1, math.ceil(len(train_rows) / (cfg.kernels_per_batch * cfg.rows_per_kernel)))
     max_steps = cfg.epochs * steps_per_epoch if cfg.epochs is not None else None

@@ -18,6 +18,8 @@ from clperf.predictor.analysis.pipeline import analyze_text
 from clperf.predictor.model import estimate as estimate_mod
 from clperf.predictor.model import network, profiles
 from clperf.predictor.model.features import code_counts
+from clperf.predictor.training import fit
+from clperf.predictor.training.config import TrainConfig
 from clperf.predictor.training.datasets import expand_data
 from clperf.predictor.training.examples import Examples, build, cache_path
 from clperf.predictor.training.split import make_split
@@ -54,6 +56,27 @@ def test_one_launch_of_each_kernel_on_the_h200_enters_again_with_its_counting_ru
     assert np.allclose(np.exp(ex.y) * ex.roof_ms, ex.meas_ms, rtol=1e-4)
     # each traced row is a launch that also has its static row: the same measurement
     assert set(ex.meas_ms[ex.traced].tolist()) <= set(ex.meas_ms[~ex.traced].tolist())
+
+
+def test_training_draws_a_kernels_traced_launch_as_often_as_traced_weight_says(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # predict answers from a counting run, but a kernel has one traced launch beside many static ones: the
+    # batches draw the traced one traced_weight times as often as each static one
+    monkeypatch.setenv("CLPERF_HOME", str(tmp_path))
+    monkeypatch.setenv("CLPERF_CACHE_DIR", str(tmp_path / "cache"))
+    ex = build([DATA / "h200_map_float.jsonl"], sources=[DATA], use_cache=False, traced=1)
+    Xn = torch.arange(len(ex), dtype=torch.float32)[:, None]  # a row's only feature is its index
+    net_cfg = network.NetConfig(n_features=1, use_code=False)
+
+    def traced_share(weight: float) -> float:
+        cfg = TrainConfig(rows_per_kernel=1, traced_weight=weight)
+        batches = fit._Batches(ex, np.arange(len(ex)), Xn, None, net_cfg, cfg, np.random.default_rng(0))
+        drawn = np.concatenate([batches.draw()[0][:, 0].numpy().astype(int) for _ in range(2000)])
+        return float(ex.traced[drawn].mean())
+
+    # each kernel: 3 static launches and 1 traced: a share of 1/4 at weight 1, 8/11 at weight 8
+    assert traced_share(1.0) == pytest.approx(0.25, abs=0.03)
+    assert traced_share(8.0) == pytest.approx(8 / 11, abs=0.03)
 
 
 def test_the_split_never_puts_a_family_on_both_sides() -> None:
