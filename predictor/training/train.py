@@ -70,9 +70,12 @@ def train(data: Sequence[Path], out: Path, cfg: TrainConfig, *, sources: Sequenc
     vpred = predict_examples(model, norm, ex, val, tokens)
     yv = np.clip(ex.y[val], *network.TARGET_CLIP)
     val_mae = float(np.mean(np.abs(vpred - yv))) if len(val) else math.nan
+    traced = ex.traced[val]
+    val_split = {name: float(np.mean(np.abs(vpred - yv)[rows])) if rows.any() else None
+                 for name, rows in (("traced", traced), ("static", ~traced))}
     version = time.strftime("%Y%m%d") + "-" + hashlib.sha256(
         b"".join(t.numpy().tobytes() for t in model.state_dict().values())).hexdigest()[:8]
-    meta = _meta(data, cfg, ex, split, part, fits, version=version, val_mae=val_mae,
+    meta = _meta(data, cfg, ex, split, part, fits, version=version, val_mae=val_mae, val_split=val_split,
                  intervals=residual_quantiles(ex, val, vpred),
                  roofline_intervals=residual_quantiles(ex, val, np.zeros(len(val), dtype=np.float32)),
                  minutes=(time.monotonic() - t0) / 60)
@@ -82,8 +85,9 @@ def train(data: Sequence[Path], out: Path, cfg: TrainConfig, *, sources: Sequenc
     (out / "VERSION").write_text(version + "\n")
     if progress:
         each = ", ".join(f"{f.best_val:.4f}" for f in fits)
+        parts = "; ".join(f"{k} {v:.4f}" for k, v in val_split.items() if v is not None)
         print(f"model {version}: {len(ex)} examples, {len(fits)} member(s) ({each}), "
-              f"{sum(f.steps for f in fits)} steps, validation MAE {val_mae:.4f} (log-ratio), "
+              f"{sum(f.steps for f in fits)} steps, validation MAE {val_mae:.4f} (log-ratio; {parts}), "
               f"written to {out}", file=sys.stderr)
     return {k: meta[k] for k in ("name", "version", "counts", "fit", "intervals")}
 
@@ -97,7 +101,8 @@ def _load_split(model_dir: Path) -> Split:
 
 
 def _meta(data: Sequence[Path], cfg: TrainConfig, ex: Examples, split: Split, part: np.ndarray,
-          fits: list[FitResult], *, version: str, val_mae: float, intervals: dict[str, list[float]],
+          fits: list[FitResult], *, version: str, val_mae: float, val_split: dict[str, float | None],
+          intervals: dict[str, list[float]],
           roofline_intervals: dict[str, list[float]], minutes: float) -> dict[str, Any]:
     """The model's ``meta.json``: what it was trained on, how it was split, how the fit went."""
     return {
@@ -111,7 +116,8 @@ def _meta(data: Sequence[Path], cfg: TrainConfig, ex: Examples, split: Split, pa
         "counts": {"examples": len(ex), "train": int((part == TRAIN).sum()), "val": int((part == VAL).sum()),
                    "test": int((part == TEST).sum()), "kernels": len(ex.kernel_keys), "skipped": ex.skipped},
         "fit": {"steps": sum(f.steps for f in fits), "best_val_mae": val_mae, "minutes": minutes,
-                "device": cfg.device_type,
+                "val_mae_traced": val_split["traced"], "val_mae_static": val_split["static"],
+                "device": cfg.device_type, "hand_weight": cfg.hand_weight, "traced_weight": cfg.traced_weight,
                 "members": [{"seed": cfg.seed + i, "steps": f.steps, "best_val_mae": f.best_val,
                              "history": f.history[-3:]} for i, f in enumerate(fits)]},
     }
