@@ -336,19 +336,19 @@ class Workspace:
     def estimate(self, kernel: KernelReport, scenario: Scenario, device: Device, text: str, *,
                  use_cache: bool = True, use_model: bool = True, calibrate: bool = True,
                  deadline: float | None = None, counts: Counts | None = None,
-                 caches: bool = True) -> Estimate:
+                 caches: bool = True, model: Path | None = None) -> Estimate:
         """``kernel``'s predicted time (``estimates.estimate``). With the counting run's ``counts``: its
         trip counts, and (``caches``) the traffic its trace gives through the device's caches. PoCL's own
         code is counted only when the user allowed running kernels, waited for until ``deadline``
-        (``time.monotonic()``; None: until it is there). ScenarioError when ``device`` would refuse the
-        launch."""
+        (``time.monotonic()``; None: until it is there). ``model``: a learned model's folder other than the
+        shipped one. ScenarioError when ``device`` would refuse the launch."""
         estimates.check_launch(scenario, device, kernel.params)
         traffic_of = self.memory(kernel, scenario, device, counts) if caches else None
         counter = pocl_code.COUNTER if self.run_kernels else None
         return estimates.estimate(self.counted(kernel, counts), scenario, device, source=text,
                                   build_options=self.build_options, use_cache=use_cache, use_model=use_model,
                                   calibrate=calibrate, counter=counter, code_deadline=deadline,
-                                  memory=traffic_of)
+                                  memory=traffic_of, model=model)
 
     def refining(self, kernel: KernelReport, scenario: Scenario, device: Device, text: str,
                  est: Estimate | None) -> bool:

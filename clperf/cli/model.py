@@ -95,6 +95,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: SLF001
     e.add_argument("--device", "-d", default="h200",
                    help="with --devset: the device the dev set's times were measured on (default h200)")
     e.add_argument("--model", type=Path, default=None, help="model folder (default: the shipped model)")
+    e.add_argument("--previous", type=Path, default=None, metavar="MODEL",
+                   help="with --devset: an earlier model's folder, predicted beside the model")
     e.add_argument("--report", type=Path, default=Path("reports"), help="folder for evaluation.md + PNG")
     e.add_argument("--baseline-minutes", type=float, default=3.0,
                    help="training time of the features-only network baseline (default 3)")
@@ -216,10 +218,10 @@ def _evaluate_devset(ns: argparse.Namespace) -> int:
     if ns.ray is not None:
         launches = devset_cluster.predict_all_on_ray(folder, ns.device, counting=ns.counting,
                                                      budget_s=ns.count_budget, address=ns.ray,
-                                                     progress=not ns.json)
+                                                     progress=not ns.json, previous=ns.previous)
     else:
         launches = devset.predict_all(folder, ns.device, progress=not ns.json, counting=ns.counting,
-                                      budget_s=ns.count_budget)
+                                      budget_s=ns.count_budget, previous=ns.previous)
     summary = devset.summarise(launches)
     if ns.json:
         json.dump(summary, sys.stdout, indent=2)
@@ -231,13 +233,19 @@ def _evaluate_devset(ns: argparse.Namespace) -> int:
     except OSError:
         commit = ""
     command = f"clperf evaluate --devset {folder}" + (f" --counting --count-budget {ns.count_budget:g}"
-                                                       if ns.counting else "")
-    try:
-        version = str(json.loads((model_dir() / "meta.json").read_text(encoding="utf-8")).get("version"))
-    except (OSError, ValueError, AttributeError):
-        version = "unknown"
+                                                       if ns.counting else "") \
+        + (f" --previous {ns.previous}" if ns.previous is not None else "")
+
+    def version_of(folder: Path) -> str:
+        try:
+            return str(json.loads((folder / "meta.json").read_text(encoding="utf-8")).get("version"))
+        except (OSError, ValueError, AttributeError):
+            return "unknown"
+
+    previous = f", previous model `{version_of(ns.previous)}`" if ns.previous is not None else ""
     header = [f"Written by `{command}` on "
-              f"{datetime.date.today().isoformat()}, commit `{commit or 'unknown'}`, model `{version}`; "
+              f"{datetime.date.today().isoformat()}, commit `{commit or 'unknown'}`, model "
+              f"`{version_of(model_dir())}`{previous}; "
               f"predicted for `{ns.device}`: statically (sizes and scalars, not the data)"
               + (f" and from a counting run of each launch with its data ({ns.count_budget:g} s each)"
                  if ns.counting else "") + ", "
@@ -250,7 +258,7 @@ def _evaluate_devset(ns: argparse.Namespace) -> int:
     devset.plot(launches, ns.report / "devset.png")
     for m, r in summary["models"].items():
         a = r["all"]
-        print(f"{m:>9}: median APE {devset.fmt(a['median_ape'])}, within 2x {devset.fmt(a['within_2x'])}, "
+        print(f"{m:>14}: median APE {devset.fmt(a['median_ape'])}, within 2x {devset.fmt(a['within_2x'])}, "
               f"MAPE {devset.fmt(a['mape'])}, pairwise {devset.fmt(r['pairwise'])}")
     print(f"wrote {path}")
     return 0

@@ -161,10 +161,12 @@ def estimate(
     counter: CodeCounter | None = None,
     code_deadline: float | None = None,
     memory: MemoryTraffic | None = None,
+    model: Path | None = None,
 ) -> Estimate:
     """Predict ``kernel``'s time for ``scenario`` on ``device``.
 
-    Uses the shipped learned model when it exists and was trained on this device (it needs ``source``);
+    Uses the shipped learned model (or the one in the folder ``model``) when it exists and was trained on
+    this device (it needs ``source``);
     on the local PoCL device with a ``counter``, the cycles of PoCL's own code for the launch
     (``counted``: the counter runs the kernel once, on one PoCL thread, in an isolated worker), waited for
     until ``code_deadline`` (``time.monotonic()``; None: until it is there); else the roofline.
@@ -172,10 +174,11 @@ def estimate(
     model.
     """
     base, traffic = roofline_estimate(kernel, scenario, device, memory)
-    meta = learned_meta() if use_model else None
+    meta = _meta(str(model or model_dir())) if use_model else None
     result = base
     if meta is not None and source is not None and covers(meta, device):
-        result = _learned(kernel, scenario, device, source, build_options, base, traffic, meta, use_cache)
+        result = _learned(kernel, scenario, device, source, build_options, base, traffic, meta, use_cache,
+                          model)
     elif use_model and counter is not None and source is not None:
         result = counted(kernel, scenario, device, source, counter, build_options, code_deadline) or base
     if calibrate and result.model_name != COUNTED_MODEL:
@@ -240,7 +243,8 @@ def counting(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: 
 
 
 def _learned(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: str, build_options: str,
-             base: Estimate, traffic: rl.Traffic, meta: dict[str, Any], use_cache: bool) -> Estimate:
+             base: Estimate, traffic: rl.Traffic, meta: dict[str, Any], use_cache: bool,
+             directory: Path | None = None) -> Estimate:
     version = str(meta.get("version", "0"))
     # what a counting run changed: its trip counts and the traffic through the caches
     measured = [getattr(lp, "measured", None) for lp in getattr(kernel, "loops", ())]
@@ -253,7 +257,7 @@ def _learned(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: 
     hit = c.get(k, _cached_estimate) if c is not None else None
     if hit is not None:
         return hit
-    model = learned_model()
+    model = learned_model(directory)
     out = model.predict_one(kernel, scenario, device, source, base, traffic)
     time_ms = float(out["time_ms"])
     q = meta.get("intervals", {}).get(device.name)

@@ -150,6 +150,11 @@ class Setup:
     models: tuple[str, ...] = ("auto", "roofline")
     counting: bool = False
     budget_s: float = 8.0
+    previous: Path | None = None  # an earlier model's folder, predicted beside the shipped one
+
+
+# the report's name of each model a Setup can hold
+_NAMES = {"auto": "model", "roofline": "roofline", "previous": "previous model"}
 
 
 def measured_specs(folder: Path) -> list[tuple[dict[str, Any], float]]:
@@ -160,11 +165,14 @@ def measured_specs(folder: Path) -> list[tuple[dict[str, Any], float]]:
 
 
 def predict_all(folder: Path, device_name: str = "h200", models: Sequence[str] = ("auto", "roofline"),
-                progress: bool = True, counting: bool = False, budget_s: float = 8.0) -> list[Launch]:
+                progress: bool = True, counting: bool = False, budget_s: float = 8.0,
+                previous: Path | None = None) -> list[Launch]:
     """Predict every spec with a measured time; a spec that cannot be predicted keeps its reason. With
-    ``counting``, each launch is also counted with its data (``budget_s`` each) and predicted again."""
+    ``counting``, each launch is also counted with its data (``budget_s`` each) and predicted again; with
+    ``previous``, that model's folder predicts each beside the shipped model."""
     todo = measured_specs(folder)
-    setup = Setup(folder, select_device(device_name), tuple(models), counting, budget_s)
+    setup = Setup(folder, select_device(device_name), with_previous(models, previous), counting, budget_s,
+                  previous)
     measure = harness(folder) if counting else None
     reports: dict[tuple[str, str], Any] = {}
     out: list[Launch] = []
@@ -175,6 +183,11 @@ def predict_all(folder: Path, device_name: str = "h200", models: Sequence[str] =
     if progress and sys.stderr.isatty():
         print(file=sys.stderr)
     return out
+
+
+def with_previous(models: Sequence[str], previous: Path | None) -> tuple[str, ...]:
+    """The models to predict with: ``models``, and the previous model where there is one."""
+    return tuple(models) + (("previous",) if previous is not None and "previous" not in models else ())
 
 
 def predict_one(setup: Setup, spec: dict[str, Any], measured_ms: float, measure: ModuleType | None,
@@ -208,10 +221,11 @@ def predict_one(setup: Setup, spec: dict[str, Any], measured_ms: float, measure:
         for suffix, (counts, caches) in variants.items():
             for m in setup.models:  # no counting of PoCL's own code: the dev set's device is a GPU
                 est = ws.estimate(kernel, scenario, setup.device, text, use_cache=False,
-                                  use_model=m == "auto", calibrate=False, counts=counts, caches=caches)
-                predicted[("roofline" if m == "roofline" else "model") + suffix] = est.time_ms
+                                  use_model=m != "roofline", calibrate=False, counts=counts, caches=caches,
+                                  model=setup.previous if m == "previous" else None)
+                predicted[_NAMES[m] + suffix] = est.time_ms
         if measure is not None:  # as `clperf predict` answers: from the trace where there is one
-            for base in [b for b in ("model", "roofline") if b in predicted]:
+            for base in [_NAMES[m] for m in setup.models if _NAMES[m] in predicted]:
                 predicted[f"{base}, as predict"] = predicted.get(f"{base}+caches", predicted[base])
     except (ClperfError, OSError, ValueError, KeyError) as e:
         problem = f"{type(e).__name__}: {e}"

@@ -34,7 +34,15 @@ from clperf.benchmark.cluster import connect, task_failure
 from clperf.benchmark.counting import Counts
 from clperf.benchmark.counting.store import CountStore, Failed
 from clperf.benchmark.progress import Progress
-from clperf.predictor.training.devset import Launch, Setup, _benchmark, harness, measured_specs, predict_one
+from clperf.predictor.training.devset import (
+    Launch,
+    Setup,
+    _benchmark,
+    harness,
+    measured_specs,
+    predict_one,
+    with_previous,
+)
 
 Run = tuple[str, Counts | Failed]
 Tick = Callable[[Launch | None], None]
@@ -65,7 +73,8 @@ class _Recording(CountStore):
 
 def predict_all_on_ray(folder: Path, device_name: str = "h200", models: Sequence[str] = ("auto", "roofline"),
                        *, counting: bool = False, budget_s: float = 8.0, address: str | None = None,
-                       progress: bool = True, store: CountStore | None = None) -> list[Launch]:
+                       progress: bool = True, store: CountStore | None = None,
+                       previous: Path | None = None) -> list[Launch]:
     """``devset.predict_all`` with each launch a Ray task (module docstring); ``address`` as for
     ``benchmark.cluster.connect``, ``store``: the driver's count cache (default: the per-user cache)."""
     import ray
@@ -74,7 +83,8 @@ def predict_all_on_ray(folder: Path, device_name: str = "h200", models: Sequence
     todo = measured_specs(folder)
     if counting:
         harness(folder)  # a dev set without its harness fails here, not in every task
-    setup = Setup(folder, select_device(device_name), tuple(models), counting, budget_s)
+    setup = Setup(folder, select_device(device_name), with_previous(models, previous), counting, budget_s,
+                  previous.resolve() if previous is not None else None)
     started_ray = connect(address)
     try:
         task = ray.remote(max_retries=1, retry_exceptions=True, num_cpus=1)(predict_task)

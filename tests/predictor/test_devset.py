@@ -51,7 +51,17 @@ def test_pairs_within_noise_are_skipped() -> None:
 
 @pytest.mark.slow
 def test_evaluate_devset_end_to_end(tmp_path: Path) -> None:
-    kernels = tmp_path / "kernels"
+    _tiny_devset(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "clperf", "evaluate", "--devset", str(tmp_path), "--report",
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=240, check=False)
+    assert proc.returncode == 0, proc.stderr
+    report = (tmp_path / "out" / "devset.md").read_text()
+    assert "demo-blur-base/blur5/small" in report
+    assert "| roofline | 1 |" in report
+
+
+def _tiny_devset(folder: Path) -> None:
+    kernels = folder / "kernels"
     kernels.mkdir()
     (kernels / "stencil.cl").write_text((EXAMPLES / "stencil.cl").read_text())
     n = 1 << 20
@@ -61,15 +71,28 @@ def test_evaluate_devset_end_to_end(tmp_path: Path) -> None:
                      {"name": "out", "kind": "buffer", "dtype": "float32", "count": n, "fill": "zeros"},
                      {"name": "w", "kind": "scalar", "dtype": "int32", "value": 1024},
                      {"name": "h", "kind": "scalar", "dtype": "int32", "value": 1024}]}
-    (tmp_path / "specs.json").write_text(json.dumps([spec]))
+    (folder / "specs.json").write_text(json.dumps([spec]))
     truth = {"id": spec["id"], "status": "ok", "median_ms": 0.01}
-    (tmp_path / "truth.jsonl").write_text(json.dumps(truth) + "\n")
-    proc = subprocess.run([sys.executable, "-m", "clperf", "evaluate", "--devset", str(tmp_path), "--report",
-                           str(tmp_path / "out")], capture_output=True, text=True, timeout=240, check=False)
-    assert proc.returncode == 0, proc.stderr
-    report = (tmp_path / "out" / "devset.md").read_text()
-    assert "demo-blur-base/blur5/small" in report
-    assert "| roofline | 1 |" in report
+    (folder / "truth.jsonl").write_text(json.dumps(truth) + "\n")
+
+
+def test_a_previous_model_predicts_beside_the_shipped_one(tmp_path: Path) -> None:
+    from clperf.predictor.model.estimate import model_dir
+
+    _tiny_devset(tmp_path)
+    same = tmp_path / "same"
+    shutil.copytree(model_dir(), same)
+    [launch] = devset.predict_all(tmp_path, previous=same, progress=False)
+    assert launch.predicted_ms["previous model"] == pytest.approx(launch.predicted_ms["model"])
+    # a previous model trained on no device of the dev set's: the roofline answers for it
+    other = tmp_path / "other"
+    shutil.copytree(model_dir(), other)
+    meta = json.loads((other / "meta.json").read_text())
+    meta["devices"] = {}
+    (other / "meta.json").write_text(json.dumps(meta))
+    [launch] = devset.predict_all(tmp_path, previous=other, progress=False)
+    assert launch.predicted_ms["previous model"] == pytest.approx(launch.predicted_ms["roofline"])
+    assert launch.predicted_ms["model"] != pytest.approx(launch.predicted_ms["roofline"])
 
 
 def test_buffer_lengths_count_the_kernels_own_elements() -> None:
