@@ -54,6 +54,11 @@ class NetConfig:
     use_code: bool = True  # False: the feature-only baseline (no encoder)
     pad_id: int = 0
     members: int = 1  # networks trained from different seeds on the same split, their log-ratios averaged
+    # where the members disagree, the code is unlike what they learned from: the ensemble's correction is
+    # shrunk towards the roofline by agree**2 / (agree**2 + the variance of the members' log-ratios); 0: not
+    # shrunk. 0.2 (members' spread of about ±20%) is where the held-out hand-written families' mean abs log
+    # error is lowest (docs/design-decisions.md)
+    agree: float = 0.0
 
 
 # log(measured / roofline) is clipped to this range for training and predictions are clamped to it: beyond
@@ -128,8 +133,9 @@ class PerfNet(nn.Module):
 
 class Ensemble(nn.Module):
     """Members of one configuration, trained from different seeds on the same split and tokenizer: the
-    prediction is the mean of their log-ratios (a geometric mean of times), the class the mean of their
-    logits. Members err differently on a kernel family none of them has seen, so the mean errs less."""
+    prediction is the mean of their log-ratios (a geometric mean of times), shrunk where they disagree
+    (``NetConfig.agree``), the class the mean of their logits. Members err differently on a kernel family
+    none of them has seen, so the mean errs less, and their spread tells how far to trust it."""
 
     def __init__(self, cfg: NetConfig, members: list[PerfNet] | None = None) -> None:
         super().__init__()
@@ -139,7 +145,11 @@ class Ensemble(nn.Module):
     def forward(self, x: torch.Tensor, tokens: torch.Tensor | None = None,
                 kernel_index: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         outs = [m(x, tokens, kernel_index) for m in self.members]
-        return torch.stack([o[0] for o in outs]).mean(0), torch.stack([o[1] for o in outs]).mean(0)
+        preds = torch.stack([o[0] for o in outs])
+        pred = preds.mean(0)
+        if self.cfg.agree > 0 and len(outs) > 1:
+            pred = pred * self.cfg.agree ** 2 / (self.cfg.agree ** 2 + preds.var(0, unbiased=False))
+        return pred, torch.stack([o[1] for o in outs]).mean(0)
 
 
 def build_model(cfg: NetConfig) -> PerfNet | Ensemble:

@@ -18,6 +18,7 @@ class TrainConfig:
     # network
     use_code: bool = True  # train the code encoder on the kernel's tokens (False: features only)
     members: int = 1  # networks in the ensemble, from seeds seed, seed + 1, ...
+    agree: float = 0.2  # the ensemble's correction shrinks where its members disagree (NetConfig.agree)
     device_type: str = "auto"  # "cuda", "cpu", or "auto" (cuda when torch sees one)
     # optimiser: AdamW, linear warm-up then cosine annealing on the clock
     lr: float = 1e-3  # peak learning rate of the feature and head layers

@@ -9,6 +9,7 @@ The meta records the split, so ``clperf evaluate`` judges on the same one.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -55,7 +56,7 @@ def train(data: Sequence[Path], out: Path, cfg: TrainConfig, *, sources: Sequenc
     tok = tokenizer.train_tokenizer([ex.kernel_text[k] for k in train_k] +
                                     [p.read_text() for p in corpus.families()])
     net_cfg = network.NetConfig(vocab_size=tok.get_vocab_size(), n_features=len(ex.names),
-                                use_code=cfg.use_code)
+                                use_code=cfg.use_code, agree=cfg.agree)
     tokens = encode_kernels(ex, tok, net_cfg.max_len) if cfg.use_code else None
     left = cfg.minutes - (time.monotonic() - t0) / 60
     fit_minutes = max(cfg.min_fit_minutes, left)
@@ -73,8 +74,7 @@ def train(data: Sequence[Path], out: Path, cfg: TrainConfig, *, sources: Sequenc
     traced = ex.traced[val]
     val_split = {name: float(np.mean(np.abs(vpred - yv)[rows])) if rows.any() else None
                  for name, rows in (("traced", traced), ("static", ~traced))}
-    version = time.strftime("%Y%m%d") + "-" + hashlib.sha256(
-        b"".join(t.numpy().tobytes() for t in model.state_dict().values())).hexdigest()[:8]
+    version = model_version(model)
     meta = _meta(data, cfg, ex, split, part, fits, version=version, val_mae=val_mae, val_split=val_split,
                  intervals=residual_quantiles(ex, val, vpred),
                  roofline_intervals=residual_quantiles(ex, val, np.zeros(len(val), dtype=np.float32)),
@@ -90,6 +90,14 @@ def train(data: Sequence[Path], out: Path, cfg: TrainConfig, *, sources: Sequenc
               f"{sum(f.steps for f in fits)} steps, validation MAE {val_mae:.4f} (log-ratio; {parts}), "
               f"written to {out}", file=sys.stderr)
     return {k: meta[k] for k in ("name", "version", "counts", "fit", "intervals")}
+
+
+def model_version(model: Any, date: str | None = None) -> str:
+    """``<date>-<hash>``: the hash of the weights and of the configuration (which also decides answers, as
+    ``NetConfig.agree`` does), so estimates cached for one model are never served for another."""
+    digest = hashlib.sha256(b"".join(t.numpy().tobytes() for t in model.state_dict().values()))
+    digest.update(json.dumps(dataclasses.asdict(model.cfg), sort_keys=True).encode())
+    return (date or time.strftime("%Y%m%d")) + "-" + digest.hexdigest()[:8]
 
 
 def _load_split(model_dir: Path) -> Split:

@@ -51,6 +51,26 @@ def test_the_code_changes_the_prediction_once_trained_a_little() -> None:
     assert float(pred[:3].mean() - pred[3:].mean()) > 1.0
 
 
+def test_an_ensemble_keeps_its_mean_where_members_agree_and_shrinks_it_where_they_do_not() -> None:
+    cfg = network.NetConfig(n_features=2, hidden=8, use_code=False, members=2, agree=0.2)
+    ens = network.Ensemble(cfg).eval()
+    for bias, m in zip((0.5, 0.9), ens.members, strict=True):  # member i answers its bias for every row
+        torch.nn.init.zeros_(m.reg.weight)
+        torch.nn.init.constant_(m.reg.bias, bias)
+    x = torch.zeros(3, 2)
+    pred, _ = ens(x)
+    spread = torch.tensor([0.5, 0.9]).var(unbiased=False)  # 0.04: as wide as agree**2
+    assert torch.allclose(pred, torch.full((3,), 0.7 * 0.04 / (0.04 + float(spread))))
+    assert float(pred[0]) == pytest.approx(0.35)  # half the mean: the roofline and the members weigh alike
+    for m in ens.members:  # members that agree: their mean, as it is
+        torch.nn.init.constant_(m.reg.bias, 0.7)
+    assert torch.allclose(ens(x)[0], torch.full((3,), 0.7))
+    ens.cfg.agree = 0.0  # no shrinking: the plain mean
+    for bias, m in zip((0.5, 0.9), ens.members, strict=True):
+        torch.nn.init.constant_(m.reg.bias, bias)
+    assert torch.allclose(ens(x)[0], torch.full((3,), 0.7))
+
+
 def test_save_and_load_round_trip_through_safetensors(tmp_path: Path) -> None:
     cfg = network.NetConfig(vocab_size=60, n_features=5, hidden=32, heads=4, ff=64, max_len=16)
     model = network.PerfNet(cfg).eval()

@@ -23,6 +23,7 @@ from clperf.predictor.training.config import TrainConfig
 from clperf.predictor.training.datasets import expand_data
 from clperf.predictor.training.examples import Examples, build, cache_path
 from clperf.predictor.training.split import make_split
+from clperf.predictor.training.train import model_version
 
 DATA = Path(__file__).parent / "data"
 
@@ -77,6 +78,18 @@ def test_training_draws_a_kernels_traced_launch_as_often_as_traced_weight_says(
     # each kernel: 3 static launches and 1 traced: a share of 1/4 at weight 1, 8/11 at weight 8
     assert traced_share(1.0) == pytest.approx(0.25, abs=0.03)
     assert traced_share(8.0) == pytest.approx(8 / 11, abs=0.03)
+
+
+def test_a_models_version_changes_with_its_configuration_as_with_its_weights() -> None:
+    # estimates are cached by model version: a model that answers differently must have another one
+    cfg = network.NetConfig(n_features=2, hidden=8, use_code=False, members=2)
+    ens = network.Ensemble(cfg)
+    first = model_version(ens, "20260101")
+    assert first.startswith("20260101-") and model_version(ens, "20260101") == first
+    ens.cfg.agree = 0.2
+    shrunk = model_version(ens, "20260101")
+    torch.nn.init.constant_(ens.members[0].reg.bias, 0.1)
+    assert len({first, shrunk, model_version(ens, "20260101")}) == 3
 
 
 def test_the_split_never_puts_a_family_on_both_sides() -> None:
