@@ -263,6 +263,21 @@ def _with_name(t: CType, name: str) -> CType:
     return CType(name, t.kind, t.size, t.align, t.scalar, t.count, t.fields, t.element)
 
 
+_QUALIFIERS = ("DW_TAG_const_type", "DW_TAG_volatile_type", "DW_TAG_restrict_type", "DW_TAG_atomic_type",
+               "DW_TAG_typedef")
+
+
+def _pointee(md: _Metadata, ref: str | None) -> str | None:
+    """The type a pointer parameter's debug type points to: a parameter declared ``int * const p`` (or
+    ``restrict``, or of a pointer typedef) has the qualifier's node, the pointer's under it."""
+    for _ in range(16):
+        tag, f = md.nodes.get(ref or "", ("", {}))
+        if tag != "DIDerivedType" or f.get("tag") not in _QUALIFIERS:
+            return _ref(f.get("baseType"))
+        ref = _ref(f.get("baseType"))
+    return None
+
+
 def _kernel_args(md: _Metadata, types: _Types, arg_text: str,
                  attached: dict[str, str]) -> tuple[ArgInfo, ...]:
     spaces = md.ints(attached.get("kernel_arg_addr_space", ""))
@@ -280,8 +295,7 @@ def _kernel_args(md: _Metadata, types: _Types, arg_text: str,
         space = _SPACES.get(spaces[i] if i < len(spaces) else 0, "private")
         ref = _ref(di_types[i]) if i < len(di_types) else None
         if pointer:
-            pointee = _ref(md.nodes.get(ref or "", ("", {}))[1].get("baseType"))
-            t = types.get(pointee)
+            t = types.get(_pointee(md, ref))
             if (m := _ALIGN.search(text)) and t.kind != "opaque":  # the pointee's alignment, as declared
                 t = _aligned(t, int(m.group(1)))
         else:

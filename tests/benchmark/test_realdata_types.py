@@ -73,6 +73,19 @@ def test_numpy_dtypes_follow_the_layout(args):
     assert packed.itemsize == 5 and packed.fields["i"][1] == 1
 
 
+def test_a_pointer_that_is_itself_const_or_restrict_points_to_its_element_type():
+    # ``T * const p``: the debug type of the parameter is the qualifier, the pointer under it
+    src = """typedef __global float* fptr;
+    __kernel void k(__global const int * const in, __global float * restrict out,
+                    __global volatile uint * const volatile flags, fptr typed) { }"""
+    got = {a.name: a for a in kernel_args(src, None)["k"]}
+    assert [(got[n].pointer, got[n].type.kind, got[n].type.canonical, got[n].type.size)
+            for n in ("in", "out", "flags", "typed")] == [
+        (True, "scalar", "int", 4), (True, "scalar", "float", 4), (True, "scalar", "uint", 4),
+        (True, "scalar", "float", 4)]
+    assert got["in"].const and not got["out"].const
+
+
 def test_types_are_read_once_per_source_and_options():
     first = kernel_args(SOURCE, None, "-DDTYPE=float")
     assert kernel_args(SOURCE, None, "-DDTYPE=float") is first
