@@ -15,6 +15,9 @@ depends on its lane: lane ``l`` of a warp uses slot ``l % d`` of a small table, 
   table (the contention of a shared histogram);
 * ``global_atomic_private``: the same on a table per work-group (a histogram per group);
 * ``local_atomic``: ``atomic_inc`` on a ``__local`` table per group;
+* ``global_atomic_private_occupancy``: ``global_atomic_private`` at 1-16 work-groups per compute unit
+  instead of a full device (rows ``{"groups_per_cu", "distinct", "ns_per_warp_access"}``): what a
+  histogram per group pays when few warps run on each SM (a grid of a few hundred groups);
 * ``global_atomic_table``: ``atomic_inc`` at hashed places of a global table of 1 MiB to 1 GiB (in L2
   or past it), each lane at a place of its own (``spread``: a warp request reaches 32 lines) or the warp
   at 32 consecutive words (one line), rows ``{"bytes", "spread", "ns_per_warp_access"}``: what graph
@@ -108,6 +111,15 @@ def main() -> None:
             ms = best_ms(lambda k=k, args=args: k(queue, (items,), (group,), *args))
             rows.append({"distinct": d, "ms": ms, "ns_per_warp_access": ms * 1e6 / (warps * REPS)})
         result[kind] = rows
+    k = cl.Kernel(prg, "global_atomic_private")
+    rows = []
+    for per_cu in (1, 2, 4, 8):
+        n = dev.max_compute_units * per_cu * group
+        for d in (1, 4, 32):
+            ms = best_ms(lambda k=k, n=n, d=d: k(queue, (n,), (group,), counters, np.uint32(d)))
+            rows.append({"groups_per_cu": per_cu, "distinct": d, "ms": ms,
+                         "ns_per_warp_access": ms * 1e6 / (n // 32 * REPS)})
+    result["global_atomic_private_occupancy"] = rows
     k = cl.Kernel(prg, "global_atomic_table")
     rows = []
     for log2 in (18, 22, 26, 28):  # entries: 1 MiB, 16 MiB, 256 MiB, 1 GiB
