@@ -58,7 +58,8 @@ def test_an_ensemble_keeps_its_mean_where_members_agree_and_shrinks_it_where_the
         torch.nn.init.zeros_(m.reg.weight)
         torch.nn.init.constant_(m.reg.bias, bias)
     x = torch.zeros(3, 2)
-    pred, _ = ens(x)
+    with torch.no_grad():
+        pred, _ = ens(x)
     spread = torch.tensor([0.5, 0.9]).var(unbiased=False)  # 0.04: as wide as agree**2
     assert torch.allclose(pred, torch.full((3,), 0.7 * 0.04 / (0.04 + float(spread))))
     assert float(pred[0]) == pytest.approx(0.35)  # half the mean: the roofline and the members weigh alike
