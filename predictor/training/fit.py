@@ -27,7 +27,7 @@ from clperf.core.errors import InputError
 from clperf.predictor.model import network
 from clperf.predictor.training.config import TrainConfig
 from clperf.predictor.training.examples import Examples
-from clperf.predictor.training.predict import normalised, predict
+from clperf.predictor.training.predict import normalised, predict, validation_errors
 from clperf.predictor.training.split import TRAIN, VAL
 
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]
@@ -198,14 +198,7 @@ def fit(ex: Examples, part: np.ndarray, net_cfg: network.NetConfig, cfg: TrainCo
             return float("nan")
         pred = predict(model, Xn, ex.kernel, val_rows, tok_all, dev)
         model.train()
-        # mean absolute error of the log-ratio (clipped like the targets): what MAPE and the ordering follow,
-        # not swayed by a few wild records the way a squared error is; traced and static launches count
-        # half each, as both are asked (predict with a counting run, the editor without one)
-        err = np.abs(pred - np.clip(ex.y[val_rows], *network.TARGET_CLIP))
-        traced = ex.traced[val_rows]
-        if traced.any() and not traced.all():
-            return float(0.5 * err[traced].mean() + 0.5 * err[~traced].mean())
-        return float(err.mean())
+        return validation_errors(ex, val_rows, pred).checkpoint
 
     steps_per_epoch = max(1, math.ceil(len(train_rows) / (cfg.kernels_per_batch * cfg.rows_per_kernel)))
     max_steps = cfg.epochs * steps_per_epoch if cfg.epochs is not None else None

@@ -1,8 +1,10 @@
-"""Predictions of a fitted network over examples, and the intervals they give: the residual quantiles."""
+"""Predictions of a fitted network over examples, their validation errors, and the intervals they give: the
+residual quantiles."""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch  # the network module imports it at its top in any case
@@ -43,6 +45,30 @@ def predict_examples(model: Any, norm: dict[str, Any], ex: Examples, rows: np.nd
     """Predicted log-ratios for ``rows`` of ``ex``, on the CPU."""
     tok_all = network.pad_tokens(tokens, model.cfg.max_len) if tokens is not None else None
     return predict(model.cpu(), normalised(ex, norm), ex.kernel, rows, tok_all, torch.device("cpu"))
+
+
+class ValidationErrors(NamedTuple):
+    """Mean absolute error of the log-ratio (targets clipped as in training): what MAPE and the ordering
+    follow, not swayed by a few wild records the way a squared error is."""
+
+    checkpoint: float  # what the best weights are chosen by: traced and static launches half each
+    all: float  # every row alike
+    traced: float | None  # launches with a counting run's features (None: no such row)
+    static: float | None
+
+
+def validation_errors(ex: Examples, rows: np.ndarray, pred_log: np.ndarray) -> ValidationErrors:
+    """The errors of ``pred_log`` over ``rows``; traced and static launches weigh half each in
+    ``checkpoint`` where both are there, as both are asked (predict with a counting run, the editor
+    without one). NaN without rows."""
+    if len(rows) == 0:
+        return ValidationErrors(math.nan, math.nan, None, None)
+    err = np.abs(pred_log - np.clip(ex.y[rows], *network.TARGET_CLIP))
+    traced = ex.traced[rows]
+    t = float(err[traced].mean()) if traced.any() else None
+    s = float(err[~traced].mean()) if (~traced).any() else None
+    whole = float(err.mean())
+    return ValidationErrors(0.5 * t + 0.5 * s if t is not None and s is not None else whole, whole, t, s)
 
 
 def residual_quantiles(ex: Examples, rows: np.ndarray, pred_log: np.ndarray) -> dict[str, list[float]]:

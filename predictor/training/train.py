@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import sys
 import time
 from collections.abc import Sequence
@@ -28,7 +27,7 @@ from clperf.predictor.training.cluster import fit_members_on_ray
 from clperf.predictor.training.config import TrainConfig
 from clperf.predictor.training.examples import FEATURES_VERSION, Examples, build, encode_kernels
 from clperf.predictor.training.fit import FitResult, fit_members
-from clperf.predictor.training.predict import predict_examples, residual_quantiles
+from clperf.predictor.training.predict import predict_examples, residual_quantiles, validation_errors
 from clperf.predictor.training.split import TEST, TRAIN, VAL, Split, make_split
 
 __all__ = ["MODEL_NAME", "train"]
@@ -69,11 +68,9 @@ def train(data: Sequence[Path], out: Path, cfg: TrainConfig, *, sources: Sequenc
     norm = fits[0].norm  # the same rows, so the same normalisation for every member
     val = np.flatnonzero(part == VAL)
     vpred = predict_examples(model, norm, ex, val, tokens)
-    yv = np.clip(ex.y[val], *network.TARGET_CLIP)
-    val_mae = float(np.mean(np.abs(vpred - yv))) if len(val) else math.nan
-    traced = ex.traced[val]
-    val_split = {name: float(np.mean(np.abs(vpred - yv)[rows])) if rows.any() else None
-                 for name, rows in (("traced", traced), ("static", ~traced))}
+    errors = validation_errors(ex, val, vpred)
+    val_mae = errors.all
+    val_split = {"traced": errors.traced, "static": errors.static}
     version = model_version(model)
     meta = _meta(data, cfg, ex, split, part, fits, version=version, val_mae=val_mae, val_split=val_split,
                  intervals=residual_quantiles(ex, val, vpred),

@@ -22,6 +22,7 @@ from clperf.predictor.training import fit
 from clperf.predictor.training.config import TrainConfig
 from clperf.predictor.training.datasets import expand_data
 from clperf.predictor.training.examples import Examples, build, cache_path
+from clperf.predictor.training.predict import validation_errors
 from clperf.predictor.training.split import make_split
 from clperf.predictor.training.train import model_version
 
@@ -78,6 +79,20 @@ def test_training_draws_a_kernels_traced_launch_as_often_as_traced_weight_says(
     # each kernel: 3 static launches and 1 traced: a share of 1/4 at weight 1, 8/11 at weight 8
     assert traced_share(1.0) == pytest.approx(0.25, abs=0.03)
     assert traced_share(8.0) == pytest.approx(8 / 11, abs=0.03)
+
+
+def test_validation_weighs_traced_and_static_launches_half_each(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLPERF_HOME", str(tmp_path))
+    monkeypatch.setenv("CLPERF_CACHE_DIR", str(tmp_path / "cache"))
+    ex = build([DATA / "h200_map_float.jsonl"], sources=[DATA], use_cache=False, traced=1)
+    rows = np.arange(len(ex))
+    pred = np.clip(ex.y, *network.TARGET_CLIP) + np.where(ex.traced, 0.4, 0.1)  # off by 0.4 / 0.1
+    errors = validation_errors(ex, rows, pred.astype(np.float32))
+    assert errors.traced == pytest.approx(0.4, abs=1e-5) and errors.static == pytest.approx(0.1, abs=1e-5)
+    assert errors.checkpoint == pytest.approx(0.25, abs=1e-5)  # half each, though traced rows are fewer
+    assert errors.all == pytest.approx(float(np.where(ex.traced, 0.4, 0.1).mean()), abs=1e-5)
+    assert np.isnan(validation_errors(ex, rows[:0], pred[:0]).checkpoint)
 
 
 def test_a_models_version_changes_with_its_configuration_as_with_its_weights() -> None:
