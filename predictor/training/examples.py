@@ -1,6 +1,7 @@
 """Training examples: every usable record of the datasets, with its kernel's source found by hash, compiled
 and analysed once per source, its features evaluated for the record's scenario and device, and the target
-``log(measured / roofline)``. Examples are cached under ``state_dir()/features`` (numpy, no pickle).
+``log(measured / roofline)``. Examples are cached under ``state_dir()/features`` (numpy, no pickle), each
+traced launch's features also on their own (JSON lines).
 
 Traced examples: one launch of each kernel on a GPU clperf has cache facts of (``traced_choice``) is also
 counted (``clperf.benchmark.counting``: Oclgrind runs it with the data the benchmark timed it with) and
@@ -80,7 +81,9 @@ def cache_path(data: Sequence[Path], traced: int = TRACED_PER_KERNEL) -> Path:
 def build(data: Sequence[Path], *, sources: Sequence[Path] = (), progress: bool = False,
           use_cache: bool = True, traced: int = TRACED_PER_KERNEL) -> Examples:
     """Examples from datasets (cached on disk per dataset contents); ``traced``: launches per kernel also
-    given with a counting run (0: static examples only)."""
+    given with a counting run (0: static examples only). A traced launch's features are also kept on
+    their own (``_TracedRows``), so examples of a dataset with a part added count only the launches they
+    have not counted before: the counting runs are most of the time a build takes."""
     cache = cache_path(data, traced)
     if use_cache and (cache / "arrays.npz").exists():
         try:
@@ -300,19 +303,84 @@ def _add_traced(out: _Rows, records: list[dict[str, Any]], sources: Sources, per
                      {"kernel": rec["kernel"], "scenario": rec["scenario"]}, rec["device"], code))
         picked.append((out.keys[key], rec))
     t0 = time.monotonic()
-    workers = max(1, os.cpu_count() or 1)
+    done = _TracedRows(paths.state_dir() / "features" / f"traced-{_traced_version()}.jsonl")
+    results = {i: done.get(job) for i, job in enumerate(jobs)}
+    missing = [i for i, res in results.items() if res is None]
+    workers = max(1, min(os.cpu_count() or 1, len(missing)))
     with ProcessPoolExecutor(workers, initializer=children.limit_self) as pool:  # they end with us
-        for n, ((kernel, rec), res) in enumerate(zip(picked, pool.map(_traced_one, jobs), strict=True)):
-            if isinstance(res, str):
-                out.skipped[f"traced: {res}"] += 1
-            else:
-                row, roof_ms, effective = res
-                out.add_values(kernel, rec, Device.from_json(rec["device"]), row, roof_ms, effective, True)
+        for n, (i, res) in enumerate(zip(missing, pool.map(_traced_one, [jobs[i] for i in missing]),
+                                         strict=True)):
+            results[i] = res
+            done.put(jobs[i], res)
             if progress and n % 50 == 0:
-                print(f"\rcounted {n}/{len(jobs)} launches ({time.monotonic() - t0:.0f} s)", end="",
-                      file=sys.stderr, flush=True)
+                print(f"\rcounted {n}/{len(missing)} launches ({time.monotonic() - t0:.0f} s; "
+                      f"{len(jobs) - len(missing)} known)", end="", file=sys.stderr, flush=True)
+    for (kernel, rec), got in zip(picked, (results[i] for i in range(len(jobs))), strict=True):
+        if isinstance(got, str):
+            out.skipped[f"traced: {got}"] += 1
+        elif got is not None:
+            row, roof_ms, effective = got
+            out.add_values(kernel, rec, Device.from_json(rec["device"]), row, roof_ms, effective, True)
     if progress:
         print(file=sys.stderr)
+
+
+TracedResult = tuple[list[float], float, float] | str
+
+
+def _traced_version() -> str:
+    """What a traced launch's features depend on besides the launch: the features, the counting budget."""
+    return hashlib.sha256(f"{FEATURES_VERSION}|{COUNT_BUDGET_S}|{'|'.join(features.names())}".encode()
+                          ).hexdigest()[:16]
+
+
+class _TracedRows:
+    """Each traced launch's features (or why it has none) on disk, one JSON line per launch keyed by the
+    launch (source, options, kernel, scenario, device): a dataset with a part added counts only the new
+    part's launches again; the lines another version wrote are in another file. A line that does not
+    parse, or holds something else than a result, is a miss."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.rows: dict[str, TracedResult] = {}
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            lines = []
+        for line in lines:
+            try:
+                key, res = json.loads(line)
+            except (ValueError, TypeError):
+                continue
+            if isinstance(key, str) and _is_result(res):
+                self.rows[key] = res if isinstance(res, str) else (res[0], res[1], res[2])
+
+    @staticmethod
+    def key(job: tuple[Any, ...]) -> str:
+        return hashlib.sha256(json.dumps(job, sort_keys=True, default=str).encode()).hexdigest()
+
+    def get(self, job: tuple[Any, ...]) -> TracedResult | None:
+        return self.rows.get(self.key(job))
+
+    def put(self, job: tuple[Any, ...], res: TracedResult) -> None:
+        if isinstance(res, str) and res.startswith("counting failed"):
+            return  # an exception here may not happen again: count it again next time
+        self.rows[self.key(job)] = res
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps([self.key(job), res if isinstance(res, str) else list(res)]) + "\n")
+        except OSError as e:
+            log.warning("cannot keep a traced launch's features in %s: %s", self.path, e)
+
+
+def _is_result(res: Any) -> bool:
+    """A traced launch's result as ``_traced_one`` gives it: a reason, or (features, roofline ms, bytes)."""
+    if isinstance(res, str):
+        return True
+    return (isinstance(res, list) and len(res) == 3 and isinstance(res[0], list)
+            and len(res[0]) == len(features.names())
+            and all(isinstance(v, (int, float)) for v in (*res[0], res[1], res[2])))
 
 
 _ARRAYS = ("X", "y", "cls", "roof_ms", "meas_ms", "dram_bytes", "peak_bw", "kernel", "traced")

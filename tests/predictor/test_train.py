@@ -18,6 +18,7 @@ from clperf.predictor.analysis.pipeline import analyze_text
 from clperf.predictor.model import estimate as estimate_mod
 from clperf.predictor.model import network, profiles
 from clperf.predictor.model.features import code_counts
+from clperf.predictor.training import examples as examples_mod
 from clperf.predictor.training import fit
 from clperf.predictor.training.config import TrainConfig
 from clperf.predictor.training.datasets import expand_data
@@ -79,6 +80,25 @@ def test_training_draws_a_kernels_traced_launch_as_often_as_traced_weight_says(
     # each kernel: 3 static launches and 1 traced: a share of 1/4 at weight 1, 8/11 at weight 8
     assert traced_share(1.0) == pytest.approx(0.25, abs=0.03)
     assert traced_share(8.0) == pytest.approx(8 / 11, abs=0.03)
+
+
+def test_a_traced_launch_is_counted_once_and_its_features_kept_for_the_next_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLPERF_HOME", str(tmp_path))
+    monkeypatch.setenv("CLPERF_CACHE_DIR", str(tmp_path / "cache"))
+    first = build([DATA / "h200_map_float.jsonl"], sources=[DATA], use_cache=False, traced=1)
+    assert first.traced.sum() >= 2
+    (kept,) = (tmp_path / "features").glob("traced-*.jsonl")
+    with kept.open("a") as f:  # a torn line and one of another shape are misses, not errors
+        f.write('["abc", [1, 2]]\n{"not json\n')
+
+    def no_counting(job: object) -> object:
+        raise AssertionError("counted again")
+
+    monkeypatch.setattr(examples_mod, "_traced_one", no_counting)
+    again = build([DATA / "h200_map_float.jsonl"], sources=[DATA], use_cache=False, traced=1)
+    assert np.array_equal(again.X, first.X) and np.array_equal(again.traced, first.traced)
+    assert again.skipped == first.skipped
 
 
 def test_validation_weighs_traced_and_static_launches_half_each(tmp_path: Path,
