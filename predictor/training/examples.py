@@ -365,11 +365,12 @@ class _TracedRows:
     def put(self, job: tuple[Any, ...], res: TracedResult) -> None:
         if isinstance(res, str) and res.startswith("counting failed"):
             return  # an exception here may not happen again: count it again next time
-        self.rows[self.key(job)] = res
+        key = self.key(job)
+        self.rows[key] = res
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps([self.key(job), res if isinstance(res, str) else list(res)]) + "\n")
+                f.write(json.dumps([key, res if isinstance(res, str) else list(res)]) + "\n")
         except OSError as e:
             log.warning("cannot keep a traced launch's features in %s: %s", self.path, e)
 
