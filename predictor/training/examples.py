@@ -1,7 +1,7 @@
 """Training examples: every usable record of the datasets, with its kernel's source found by hash, compiled
 and analysed once per source, its features evaluated for the record's scenario and device, and the target
 ``log(measured / roofline)``. Examples are cached under ``state_dir()/features`` (numpy, no pickle), each
-traced launch's features also on their own (JSON lines).
+traced launch's counting run also on its own, reduced (JSON lines).
 
 Traced examples: one launch of each kernel on a GPU clperf has cache facts of (``traced_choice``) is also
 counted (``clperf.benchmark.counting``: Oclgrind runs it with the data the benchmark timed it with) and
@@ -20,19 +20,21 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from clperf.api import Workspace
+from clperf.benchmark.counting import Counts
 from clperf.benchmark.corpus import family_of
 from clperf.core import children, paths
 from clperf.core.records import Device, Scenario
 from clperf.predictor.analysis.pipeline import analyze_text
 from clperf.predictor.model import features, profiles, tokenizer
 from clperf.predictor.model import roofline as rl
+from clperf.predictor.model.memory import MemoryTraffic
 from clperf.predictor.training.datasets import Sources, expand_data, read_records, sha
 
 log = logging.getLogger(__name__)
@@ -81,9 +83,10 @@ def cache_path(data: Sequence[Path], traced: int = TRACED_PER_KERNEL) -> Path:
 def build(data: Sequence[Path], *, sources: Sequence[Path] = (), progress: bool = False,
           use_cache: bool = True, traced: int = TRACED_PER_KERNEL) -> Examples:
     """Examples from datasets (cached on disk per dataset contents); ``traced``: launches per kernel also
-    given with a counting run (0: static examples only). A traced launch's features are also kept on
-    their own (``_TracedRows``), so examples of a dataset with a part added count only the launches they
-    have not counted before: the counting runs are most of the time a build takes."""
+    given with a counting run (0: static examples only). A traced launch's counting run is also kept on
+    its own, reduced (``_CountedLaunches``), so examples of a dataset with a part added, or of new
+    features, count only the launches never counted before: the counting runs are most of the time a
+    build takes."""
     cache = cache_path(data, traced)
     if use_cache and (cache / "arrays.npz").exists():
         try:
@@ -204,7 +207,7 @@ def _build(records: list[dict[str, Any]], sources: Sources, progress: bool, trac
             continue
         out.add_row(out.add_kernel(f"{rk[0][:16]}|{opts}|{rec['kernel']}", rec, code), rec, device, f, t, r)
     if traced:
-        _add_traced(out, records, sources, traced, progress)
+        _add_traced(out, records, sources, traced, reports, progress)
     if progress:
         print(f"\rexamples {len(out.rows)} from {len(records)} records, {len(out.keys)} kernels "
               f"({time.monotonic() - t0:.0f} s); skipped: {dict(out.skipped) or 'none'}", file=sys.stderr)
@@ -263,86 +266,127 @@ def traced_choice(records: Sequence[dict[str, Any]], per_kernel: int) -> list[in
     return sorted(i for picks in chosen.values() for _, i in sorted(picks)[:per_kernel])
 
 
-def _traced_one(job: tuple[str, str, str, dict[str, Any], dict[str, Any], str]
-                ) -> tuple[list[float], float, float] | str:
-    """One launch's features after a counting run: (features, roofline ms, effective bytes), or why not."""
-    text, where, opts, scenario_json, device_json, code = job
+def _count_one(job: tuple[str, str, str, dict[str, Any], dict[str, Any]]) -> CountedLaunch | str:
+    """One launch's counting run, reduced: its counts (the trace left out) and its traffic through the
+    device's caches (``Workspace.memory``), or why there are none."""
+    text, where, opts, scenario_json, device_json = job
     try:
-        kernel_name = scenario_json["kernel"]
-        scenario, device = Scenario.from_json(scenario_json["scenario"]), Device.from_json(device_json)
-        path = Path(where)
-        kernel = _analyze_one((text, where, opts)).get(kernel_name)
+        kernel = _analyze_one((text, where, opts)).get(scenario_json["kernel"])
         if kernel is None:
             return "kernel not analysed"
+        scenario, device = Scenario.from_json(scenario_json["scenario"]), Device.from_json(device_json)
         ws = Workspace(build_options=opts)
+        path = Path(where)
         counts = ws.count(text, path if path.is_file() else None, kernel, scenario, budget_s=COUNT_BUDGET_S)
         memory = ws.memory(kernel, scenario, device, counts)
         if counts is None or memory is None:
             return "no counting run" if counts is None else "no trace"
-        counted = ws.counted(kernel, counts)
-        t = rl.with_memory(rl.traffic(counted, scenario, device.type), memory)
-        f, t, r = features.compute(counted, scenario, device, code, t)
-        return features.as_list(f, features.names()), r.time_ms, t.effective_bytes
+        return CountedLaunch(replace(counts, trace=None), memory)
     except Exception as e:  # noqa: BLE001 - one launch that cannot be counted is skipped, counted
         return f"counting failed: {type(e).__name__}"
 
 
+def _traced_features(kernel: Any, rec: dict[str, Any], code: str, counted: CountedLaunch
+                     ) -> tuple[list[float], float, float]:
+    """A traced launch's features from its counting run: (features, roofline ms, effective bytes)."""
+    scenario, device = Scenario.from_json(rec["scenario"]), Device.from_json(rec["device"])
+    kernel = Workspace.counted(kernel, counted.counts)
+    t = rl.with_memory(rl.traffic(kernel, scenario, device.type), counted.memory)
+    f, t, r = features.compute(kernel, scenario, device, code, t)
+    return features.as_list(f, features.names()), r.time_ms, t.effective_bytes
+
+
 def _add_traced(out: _Rows, records: list[dict[str, Any]], sources: Sources, per_kernel: int,
-                progress: bool) -> None:
-    """The traced examples (``traced_choice``) of the kernels ``out`` holds, counted on all cores."""
+                reports: dict[tuple[str, str], dict[str, Any]], progress: bool) -> None:
+    """The traced examples (``traced_choice``) of the kernels ``out`` holds: each launch counted on all
+    cores, or its counting run's reduction read back (``_CountedLaunches``), then its features."""
     jobs, picked = [], []
     for i in traced_choice(records, per_kernel):
         rec = records[i]
         text = sources.find(rec)
         opts = str(rec.get("build_options", ""))
         key = f"{sha(text)[:16]}|{opts}|{rec['kernel']}" if text is not None else ""
-        if key not in out.keys:
+        if text is None or key not in out.keys:
             continue
-        code = out.k_text[out.keys[key]]
         jobs.append((text, str(rec.get("file") or "kernel.cl"), opts,
-                     {"kernel": rec["kernel"], "scenario": rec["scenario"]}, rec["device"], code))
-        picked.append((out.keys[key], rec))
+                     {"kernel": rec["kernel"], "scenario": rec["scenario"]}, rec["device"]))
+        picked.append((out.keys[key], rec, reports[(sha(text), opts)][rec["kernel"]]))
     t0 = time.monotonic()
-    done = _TracedRows(paths.state_dir() / "features" / f"traced-{_traced_version()}.jsonl")
+    done = _CountedLaunches(paths.state_dir() / "features" / f"counted-{_counted_version()}.jsonl")
     results = {i: done.get(job) for i, job in enumerate(jobs)}
     missing = [i for i, res in results.items() if res is None]
     workers = max(1, min(os.cpu_count() or 1, len(missing)))
     with ProcessPoolExecutor(workers, initializer=children.limit_self) as pool:  # they end with us
-        for n, (i, res) in enumerate(zip(missing, pool.map(_traced_one, [jobs[i] for i in missing]),
+        for n, (i, res) in enumerate(zip(missing, pool.map(_count_one, [jobs[i] for i in missing]),
                                          strict=True)):
             results[i] = res
             done.put(jobs[i], res)
             if progress and n % 50 == 0:
                 print(f"\rcounted {n}/{len(missing)} launches ({time.monotonic() - t0:.0f} s; "
                       f"{len(jobs) - len(missing)} known)", end="", file=sys.stderr, flush=True)
-    for (kernel, rec), got in zip(picked, (results[i] for i in range(len(jobs))), strict=True):
+    for (k, rec, kernel), got in zip(picked, (results[i] for i in range(len(jobs))), strict=True):
         if isinstance(got, str):
             out.skipped[f"traced: {got}"] += 1
-        elif got is not None:
-            row, roof_ms, effective = got
-            out.add_values(kernel, rec, Device.from_json(rec["device"]), row, roof_ms, effective, True)
+            continue
+        try:
+            row, roof_ms, effective = _traced_features(kernel, rec, out.k_text[k], got)
+        except Exception as e:  # noqa: BLE001 - one launch whose features fail is skipped, counted
+            out.skipped[f"traced: features failed: {type(e).__name__}"] += 1
+            continue
+        out.add_values(k, rec, Device.from_json(rec["device"]), row, roof_ms, effective, True)
     if progress:
         print(file=sys.stderr)
 
 
-TracedResult = tuple[list[float], float, float] | str
+@dataclass(frozen=True)
+class CountedLaunch:
+    """What a traced example keeps of its counting run: the counts without their trace, and the traffic
+    the trace gave through the device's caches. The roofline and the features are computed from it on
+    each build, so a change to them needs no counting run again."""
+
+    counts: Counts
+    memory: MemoryTraffic
+
+    def to_json(self) -> dict[str, Any]:
+        return {"counts": self.counts.to_json(), "memory": asdict(self.memory)}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> CountedLaunch:
+        """ValueError/TypeError/KeyError for a value of another shape."""
+        mem = dict(d["memory"])
+        mem["notes"] = tuple(str(n) for n in mem.get("notes", ()))
+        if not all(isinstance(v, (int, float)) for k, v in mem.items() if k != "notes"):
+            raise ValueError("memory traffic of another shape")
+        return cls(Counts.from_json(d["counts"], None), MemoryTraffic(**mem))
 
 
-def _traced_version() -> str:
-    """What a traced launch's features depend on besides the launch: the features, the counting budget."""
-    return hashlib.sha256(f"{FEATURES_VERSION}|{COUNT_BUDGET_S}|{'|'.join(features.names())}".encode()
-                          ).hexdigest()[:16]
+# The code a counting run's reduction depends on (besides the launch, the device's cache facts and the
+# budget, which are in each line's key): counted again when it changes.
+_COUNTED_SOURCES = ("benchmark/counting", "predictor/model/memory.py")
 
 
-class _TracedRows:
-    """Each traced launch's features (or why it has none) on disk, one JSON line per launch keyed by the
-    launch (source, options, kernel, scenario, device): a dataset with a part added counts only the new
-    part's launches again; the lines another version wrote are in another file. A line that does not
-    parse, or holds something else than a result, is a miss."""
+def _counted_version() -> str:
+    """The counting budget and the sources of ``_COUNTED_SOURCES``, hashed."""
+    h = hashlib.sha256(f"{COUNT_BUDGET_S}".encode())
+    root = Path(__file__).resolve().parents[2]
+    for part in _COUNTED_SOURCES:
+        where = root / part
+        for p in sorted(where.rglob("*") if where.is_dir() else [where]):
+            if p.is_file() and p.suffix in (".py", ".cpp"):
+                h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+class _CountedLaunches:
+    """Each traced launch's counting run, reduced (``CountedLaunch``), or why it has none, on disk: one
+    JSON line per launch keyed by the launch (source, options, kernel, scenario, device) and the device's
+    cache facts. A dataset with a part added counts only the new part's launches; a change to the
+    features or the roofline counts none again. A line that does not parse, or holds something else, is
+    a miss."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.rows: dict[str, TracedResult] = {}
+        self.rows: dict[str, CountedLaunch | str] = {}
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except OSError:
@@ -350,19 +394,21 @@ class _TracedRows:
         for line in lines:
             try:
                 key, res = json.loads(line)
-            except (ValueError, TypeError):
+                if isinstance(key, str):
+                    self.rows[key] = res if isinstance(res, str) else CountedLaunch.from_json(res)
+            except (ValueError, TypeError, KeyError, AttributeError):
                 continue
-            if isinstance(key, str) and _is_result(res):
-                self.rows[key] = res if isinstance(res, str) else (res[0], res[1], res[2])
 
     @staticmethod
     def key(job: tuple[Any, ...]) -> str:
-        return hashlib.sha256(json.dumps(job, sort_keys=True, default=str).encode()).hexdigest()
+        device = Device.from_json(job[4])
+        facts = repr(profiles.facts(device).gpu_memory)
+        return hashlib.sha256(json.dumps([job, facts], sort_keys=True, default=str).encode()).hexdigest()
 
-    def get(self, job: tuple[Any, ...]) -> TracedResult | None:
+    def get(self, job: tuple[Any, ...]) -> CountedLaunch | str | None:
         return self.rows.get(self.key(job))
 
-    def put(self, job: tuple[Any, ...], res: TracedResult) -> None:
+    def put(self, job: tuple[Any, ...], res: CountedLaunch | str) -> None:
         if isinstance(res, str) and res.startswith("counting failed"):
             return  # an exception here may not happen again: count it again next time
         key = self.key(job)
@@ -370,18 +416,9 @@ class _TracedRows:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps([key, res if isinstance(res, str) else list(res)]) + "\n")
+                f.write(json.dumps([key, res if isinstance(res, str) else res.to_json()]) + "\n")
         except OSError as e:
-            log.warning("cannot keep a traced launch's features in %s: %s", self.path, e)
-
-
-def _is_result(res: Any) -> bool:
-    """A traced launch's result as ``_traced_one`` gives it: a reason, or (features, roofline ms, bytes)."""
-    if isinstance(res, str):
-        return True
-    return (isinstance(res, list) and len(res) == 3 and isinstance(res[0], list)
-            and len(res[0]) == len(features.names())
-            and all(isinstance(v, (int, float)) for v in (*res[0], res[1], res[2])))
+            log.warning("cannot keep a traced launch's counting run in %s: %s", self.path, e)
 
 
 _ARRAYS = ("X", "y", "cls", "roof_ms", "meas_ms", "dram_bytes", "peak_bw", "kernel", "traced")

@@ -82,23 +82,28 @@ def test_training_draws_a_kernels_traced_launch_as_often_as_traced_weight_says(
     assert traced_share(8.0) == pytest.approx(8 / 11, abs=0.03)
 
 
-def test_a_traced_launch_is_counted_once_and_its_features_kept_for_the_next_build(
+def test_a_traced_launch_is_counted_once_and_its_counting_run_kept_for_the_next_build(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLPERF_HOME", str(tmp_path))
     monkeypatch.setenv("CLPERF_CACHE_DIR", str(tmp_path / "cache"))
     first = build([DATA / "h200_map_float.jsonl"], sources=[DATA], use_cache=False, traced=1)
     assert first.traced.sum() >= 2
-    (kept,) = (tmp_path / "features").glob("traced-*.jsonl")
+    (kept,) = (tmp_path / "features").glob("counted-*.jsonl")
     with kept.open("a") as f:  # a torn line and one of another shape are misses, not errors
         f.write('["abc", [1, 2]]\n{"not json\n')
 
     def no_counting(job: object) -> object:
         raise AssertionError("counted again")
 
-    monkeypatch.setattr(examples_mod, "_traced_one", no_counting)
+    monkeypatch.setattr(examples_mod, "_count_one", no_counting)
     again = build([DATA / "h200_map_float.jsonl"], sources=[DATA], use_cache=False, traced=1)
     assert np.array_equal(again.X, first.X) and np.array_equal(again.traced, first.traced)
     assert again.skipped == first.skipped
+    # the features are computed again from what was kept: a change to them needs no counting run
+    monkeypatch.setattr(examples_mod.rl, "DEPENDENT_CYCLES", 1e4)  # every launch chain-bound
+    changed = build([DATA / "h200_map_float.jsonl"], sources=[DATA], use_cache=False, traced=1)
+    assert np.array_equal(changed.traced, first.traced)
+    assert not np.array_equal(changed.roof_ms[changed.traced], first.roof_ms[first.traced])
 
 
 def test_validation_weighs_traced_and_static_launches_half_each(tmp_path: Path,
