@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from clperf.api import Workspace
-from clperf.benchmark.counting import Counts
 from clperf.benchmark.corpus import family_of
+from clperf.benchmark.counting import Counts
 from clperf.core import children, paths
 from clperf.core.records import Device, Scenario
 from clperf.predictor.analysis.pipeline import analyze_text
