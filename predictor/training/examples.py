@@ -325,7 +325,7 @@ def _add_traced(out: _Rows, records: list[dict[str, Any]], sources: Sources, per
                 print(f"\rcounted {n}/{len(missing)} launches ({time.monotonic() - t0:.0f} s; "
                       f"{len(jobs) - len(missing)} known)", end="", file=sys.stderr, flush=True)
     for (k, rec, kernel), got in zip(picked, (results[i] for i in range(len(jobs))), strict=True):
-        if isinstance(got, str):
+        if got is None or isinstance(got, str):
             out.skipped[f"traced: {got}"] += 1
             continue
         try:
