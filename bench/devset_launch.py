@@ -70,7 +70,7 @@ def terms(ws: Workspace, kernel: KernelReport, scenario: Scenario, device: Devic
     bw, fl, _ = profiles.peaks(device)
     bpms, fpms = bw * 1e6, fl * 1e6  # bytes and flops per ms
     ops, loads = rl.chain_ms(t, device)
-    l2 = "" if t.l2_bytes is None else (f", L1 lines {t.l1_line_bytes / 1e6:.4g} MB, L1 misses"
+    l2 = "" if t.l2_bytes is None else (f", L1 lines {t.l1_wavefront_bytes / 1e6:.4g} MB, L1 misses"
                                         f" {t.l2_bytes / 1e6:.4g} MB in {t.l2_lines:.4g} lines")
     print(f"  terms: dram {t.dram_bytes / bpms:.4g}  cache {rl.cache_ms(t, device, bw):.4g}"
           f" (issued {t.issued_bytes / 1e6:.4g} MB, local {t.local_bytes / 1e6:.4g} MB{l2})"

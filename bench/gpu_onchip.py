@@ -3,7 +3,10 @@ and global reads that miss L1 and hit L2, against DRAM. For the device profile's
 (``local_gbs``, ``l1_gbs``, ``l2_gbs``, ``l2_line_ns``, ``dram_line_ns``), which the roofline charges a
 counting run's traffic at, level by level. Runs on the GPU machine with pyopencl (no clperf):
 
-    python3 bench/gpu_onchip.py [PLATFORM_SUBSTRING] > onchip.json     (beside bench/gpu_math.py)
+    python3 bench/gpu_onchip.py [PLATFORM_SUBSTRING [KIND ...]] > onchip.json     (beside bench/gpu_math.py)
+
+KIND (``local``, ``l1``, ``l1_strided``, ``l1_sparse``, ``l2``, ``l2_sparse``; default all) picks what
+is measured: ``l2`` also measures ``l2_strided`` and ``dram``.
 
 Every launch fills the device (2,048 work-items per compute unit, groups of 256) and each work-item makes
 ``OUTER`` x ``INNER`` reads whose addresses move with the iteration (no load is hoisted), summed into one
@@ -15,7 +18,9 @@ value it writes once. Kinds:
 * ``l1``: each group (of 128 here) re-reads a private 7.5 KiB region of a global buffer, a warp request
   128 contiguous bytes (the SM's groups hold 120 KiB: L1 hits);
 * ``l1_strided``: the same with lane ``l`` reading word ``l * stride`` of its group's region (stride 1,
-  2, 4, 8, 16, 32 floats: 1 to 32 distinct lines per warp request, all L1 hits);
+  2, 4, 8, 16, 32 floats: 1 to 32 distinct lines per warp request, all L1 hits, and as many lanes on
+  one of the 32 four-byte banks; odd strides 3, 9, 17, 33: 3 to 32 lines, every lane on a bank of its
+  own), which tells whether L1 takes a clock per line or per bank conflict;
 * ``l1_sparse``: each work-item re-reads ``count`` 32-byte sectors of its own (1, 2, 4), in turn, the
   work-items' sectors ``spacing`` words apart (8: four work-items' sectors share a line, 8 lines per warp
   request; 32: a line each, 32 per request), each load's address hanging on the last value: the SM's
@@ -162,15 +167,28 @@ def _row(ms: float, requests: int, bytes_asked: float) -> dict[str, float]:
 
 def main() -> None:
     dev, ctx, queue = open_device(sys.argv[1] if len(sys.argv) > 1 else "")
+    kinds = set(sys.argv[2:]) or {"local", "l1", "l1_strided", "l1_sparse", "l2", "l2_sparse"}
     prg = cl.Program(ctx, SOURCE).build(options=[f"-DOUTER={OUTER}u", f"-DINNER={INNER}u"])
     group = 256
     items = dev.max_compute_units * 2048
-    reads = items * OUTER * INNER
-    requests = reads // 32
     out = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, items * 4)
     result: dict[str, object] = {"device": dev.name, "driver": dev.driver_version, "compute_units":
                                  dev.max_compute_units, "clock_mhz": dev.max_clock_frequency,
                                  "work_items": items, "group": group, "reads_per_item": OUTER * INNER}
+    if "local" in kinds:
+        _local(prg, queue, items, group, out, result)
+    if kinds & {"l1", "l1_strided", "l1_sparse"}:
+        _l1(prg, ctx, queue, items, group, out, result, kinds)
+    if kinds & {"l2", "l2_sparse"}:
+        _l2(prg, ctx, queue, items, group, out, result, kinds)
+    json.dump(result, sys.stdout, indent=1)
+    print()
+
+
+def _local(prg: cl.Program, queue: cl.CommandQueue, items: int, group: int, out: cl.Buffer,
+           result: dict[str, object]) -> None:
+    reads = items * OUTER * INNER
+    requests = reads // 32
     local = cl.Kernel(prg, "local_read")
     rows = []
     for stride in (0, 1, 2, 32):
@@ -181,21 +199,32 @@ def main() -> None:
     rows.append({"stride": 1, "width": 4, **_row(ms, requests, reads * 16.0)})
     result["local"] = rows
 
+
+def _l1(prg: cl.Program, ctx: cl.Context, queue: cl.CommandQueue, items: int, group: int, out: cl.Buffer,
+        result: dict[str, object], kinds: set[str]) -> None:
+    reads = items * OUTER * INNER
+    requests = reads // 32
+
     a = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                   hostbuf=np.ones(items // 128 * 2048, dtype=np.float32))
-    l1 = cl.Kernel(prg, "l1_read")
-    result["l1"] = _row(best_ms(lambda: l1(queue, (items,), (128,), a, out)), requests, reads * 4.0)
-
-    strided = cl.Kernel(prg, "l1_strided")
-    b = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-                  hostbuf=np.ones(items // 128 * 2176 + 8, dtype=np.float32))
-    rows = []
-    for stride in (1, 2, 4, 8, 16, 32):
-        ms = best_ms(lambda s=stride: strided(queue, (items,), (128,), b, np.uint32(s), out))
-        lines = min(32, max(1, 32 * stride * 4 // 128))
-        rows.append({"stride": stride, "lines_per_request": lines, **_row(ms, requests, reads * 4.0)})
-    result["l1_strided"] = rows
-
+    if "l1" in kinds:
+        l1 = cl.Kernel(prg, "l1_read")
+        result["l1"] = _row(best_ms(lambda: l1(queue, (items,), (128,), a, out)), requests, reads * 4.0)
+    if "l1_strided" in kinds:
+        strided = cl.Kernel(prg, "l1_strided")
+        b = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                      hostbuf=np.ones(items // 128 * 2176 + 8, dtype=np.float32))
+        rows = []
+        for stride in (1, 2, 4, 8, 16, 32, 3, 9, 17, 33):
+            ms = best_ms(lambda s=stride: strided(queue, (items,), (128,), b, np.uint32(s), out))
+            words = np.arange(32) * stride
+            lines = len(np.unique(words // 32))
+            ways = int(np.bincount(words % 32).max())  # lanes on one bank, each a word of its own
+            rows.append({"stride": stride, "lines_per_request": lines, "bank_ways": ways,
+                         **_row(ms, requests, reads * 4.0)})
+        result["l1_strided"] = rows
+    if "l1_sparse" not in kinds:
+        return
     sparse = cl.Kernel(prg, "l1_sparse")
     zeros = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                       hostbuf=np.zeros(16384 * 32 * 4 + 8, dtype=np.uint32))
@@ -209,8 +238,13 @@ def main() -> None:
     result["l1_sparse"] = rows
     zeros.release()
 
+
+def _l2(prg: cl.Program, ctx: cl.Context, queue: cl.CommandQueue, items: int, group: int, out: cl.Buffer,
+        result: dict[str, object], kinds: set[str]) -> None:
+    reads = items * OUTER * INNER
+    requests = reads // 32
     grid = cl.Kernel(prg, "grid_read")
-    for kind, mib in (("l2", L2_MIB), ("dram", DRAM_MIB)):
+    for kind, mib in (("l2", L2_MIB), ("dram", DRAM_MIB)) if "l2" in kinds else ():
         n = mib * 2**20 // 4  # a power of two: addresses wrap with a mask
         buf = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                         hostbuf=np.ones(n, dtype=np.float32))
@@ -229,6 +263,8 @@ def main() -> None:
                              **_row(ms, requests, reads * 4.0)})
             result["l2_strided"] = rows
         buf.release()
+    if "l2_sparse" not in kinds:
+        return
     sparse_grid = cl.Kernel(prg, "grid_sparse")
     rows = []
     for mib in (16, 32, 48, 64, 96, 128, 256, 1024):
@@ -241,8 +277,6 @@ def main() -> None:
         rows.append({"mib": mib, "sector_mib": mib / 4, **_row(ms, requests, reads * 4.0)})
         buf.release()
     result["l2_sparse"] = rows
-    json.dump(result, sys.stdout, indent=1)
-    print()
 
 
 if __name__ == "__main__":

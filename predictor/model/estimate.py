@@ -252,7 +252,7 @@ def _learned(kernel: rl.KernelLike, scenario: Scenario, device: Device, source: 
                       scenario.to_json(), device.key, device.peak_bandwidth_gbs, device.peak_gflops,
                       meta.get("name"), version, rl.MODEL_VERSION, measured,
                       [traffic.issued_bytes, traffic.dram_bytes, traffic.local_bytes, traffic.l2_bytes,
-                       traffic.l1_line_bytes])
+                       traffic.l1_wavefront_bytes])
     c = cache_mod.default() if use_cache else None
     hit = c.get(k, _cached_estimate) if c is not None else None
     if hit is not None:

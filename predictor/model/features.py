@@ -9,8 +9,9 @@ The groups below are functions of what is known before the kernel runs, but for 
 * **launch**: global and local sizes per dimension, work-groups, work-groups per compute unit;
 * **device**: measured peaks, compute units, clock, local memory, type, launch floor;
 * **roofline**: the analytical estimate and its parts (the network predicts a correction to it);
-* **trace**: after a counting run, what its trace gives: the bytes that miss L1, the lines the warps'
-  requests touch, the longest work-item's chain over the mean (zero and ``m_traced`` 0 for a static one).
+* **trace**: after a counting run, what its trace gives: the bytes that miss L1, L1's clocks for the
+  warps' requests (their lines and bank conflicts), the longest work-item's chain over the mean (zero and
+  ``m_traced`` 0 for a static one).
 
 Counts enter as ``log2(1 + x)`` so kernels a million times apart sit on one scale. The names are saved
 with the model; a model refuses features whose names differ from those it was trained on.
@@ -107,7 +108,7 @@ def _trace_features(f: dict[str, float], t: rl.Traffic | None) -> None:
     traced = t is not None and t.l2_bytes is not None
     f["m_traced"] = float(traced)
     f["m_l2_bytes"] = _l(t.l2_bytes or 0.0) if t is not None and traced else 0.0
-    f["m_l1_line_bytes"] = _l(t.l1_line_bytes) if t is not None and traced else 0.0
+    f["m_l1_wavefront_bytes"] = _l(t.l1_wavefront_bytes) if t is not None and traced else 0.0
     f["m_longest_item"] = math.log2(max(1.0, t.longest_item)) if t is not None else 0.0
 
 

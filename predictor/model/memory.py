@@ -88,6 +88,11 @@ class GpuMemory:
     # by L2 (bench/gpu_onchip.py, l2_strided) and by DRAM (l2_sparse, past L2); 0: unknown
     l2_line_ns: float = 0.0
     dram_line_ns: float = 0.0
+    # L1's clocks for a warp request of global memory (bench/gpu_onchip.py, l1_strided): l1_request_clocks
+    # plus its lines over l1_lines_per_clock, or one clock per word its lanes read of the busiest bank
+    # (lanes on words of one bank in different lines), whichever is more; 0: a clock per line
+    l1_request_clocks: float = 0.0
+    l1_lines_per_clock: float = 0.0
 
     @property
     def onchip_rates(self) -> bool:
@@ -159,9 +164,9 @@ class MemoryTraffic:
     notes: tuple[str, ...] = ()
     longest_item_loads: int = 0  # global and constant loads of the traced work-item that makes the most
     longest_group: float = 1.0  # the counting run's longest group per work-item over the mean (``Counts``)
-    # the distinct 128-byte lines each warp request touches, in bytes: L1 serves one line per SM per clock,
-    # however many of its sectors the lanes read (bench/gpu_onchip.py, l1_strided)
-    l1_line_bytes: float = 0.0
+    # L1's clocks for the warps' global requests (``l1_clocks``), in bytes of the line L1 moves a clock:
+    # what the L1 rate serves them at
+    l1_wavefront_bytes: float = 0.0
     # the mean measured cost of a warp's request of the traced global atomics (``_atomic_ns``); 0: none
     atomic_ns: float = 0.0
     # the distinct lines of the warp requests that miss L1 (L2 takes as long for a line of which the lanes
@@ -578,6 +583,29 @@ def _atomic_ns(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, 
     return share * mem.atomic_ns + (1 - share) * float(costs.mean())
 
 
+def l1_clocks(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, mem: GpuMemory) -> float:
+    """L1's clocks for the traced warp requests (``_instances``): each takes ``l1_request_clocks`` plus its
+    distinct lines over ``l1_lines_per_clock``, or a clock per distinct word its lanes read of the one bank
+    they read most words of, whichever is more (a bank holds one word of each line: lanes on one bank in
+    different lines are a conflict, lanes on one word a broadcast); a clock per line where the profile
+    does not say. Measured on GH100 (bench/gpu_onchip.py, l1_strided): lanes ``stride`` words apart take
+    1.3, 1.6, 3.1, 5.2 and 9.0 clocks for 2-32 lines on 32 banks (strides 1, 3, 9, 17, 33), and 2, 4, ...
+    32 clocks when the stride is 2, 4, ... 32 words (as many lines, every lane of a line on one bank)."""
+    lreq = _units(t, req, order, mem.line_bytes)[0]
+    if not mem.l1_lines_per_clock:
+        return float(len(lreq))
+    ids, lines = np.unique(lreq, return_counts=True)
+    wreq, _, word = _units(t, req, order, mem.bank_bytes)
+    key = _key(wreq, word % mem.local_banks)  # sorted: _units sorts by request, then by word
+    o = np.argsort(key, kind="stable")
+    runs = np.flatnonzero(_starts(key[o]))  # one run per (request, bank): its words
+    words = np.diff(np.r_[runs, len(o)])
+    run_req = wreq[o][runs]
+    first = np.flatnonzero(_starts(run_req))
+    ways = np.maximum.reduceat(words, first)  # the busiest bank's words, per request in ``ids`` order
+    return float(np.maximum(ways, mem.l1_request_clocks + lines / mem.l1_lines_per_clock).sum())
+
+
 def _lines(s: _Stream, sectors_per_line: int, groups: float) -> tuple[float, float]:
     """Mean distinct lines per traced group, and the share of those a second traced group also touches."""
     bits = int(s.group.max()).bit_length()  # groups are dense: packing keeps them as they are
@@ -621,7 +649,7 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
     req, order = _instances(t, mem.warp_size)
     spl = max(1, mem.line_bytes // sec)
     s = _stream(t, mem.warp_size, sec, mem.line_bytes, (req, order))
-    line_bytes = len(_units(t, req, order, mem.line_bytes)[0]) * scale * mem.line_bytes
+    wavefront_bytes = l1_clocks(t, req, order, mem) * scale * mem.line_bytes
     region_arg = np.full(int(t["region"].max()) + 1, -1, np.int64)
     region_arg[t["region"]] = t["arg"]
     sizes = buffer_bytes or {}
@@ -668,5 +696,5 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
     return MemoryTraffic(float(t["size"].sum()) * scale, len(s.sector) * scale * sec,
                          l2_sectors * sec, dram * sec, local_bytes,
                          float(unique.sum()) * sec, len(s.sector) / s.requests, banks, group_lines, shared,
-                         tuple(notes), longest_item(trace), l1_line_bytes=line_bytes, atomic_ns=atomic_ns,
-                         l2_lines=l2_line_units, dram_lines=dram_lines)
+                         tuple(notes), longest_item(trace), l1_wavefront_bytes=wavefront_bytes,
+                         atomic_ns=atomic_ns, l2_lines=l2_line_units, dram_lines=dram_lines)

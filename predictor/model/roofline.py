@@ -90,7 +90,7 @@ class Traffic:
     global_loads: float = 0.0  # executions of global and constant load instructions, all work-items
     longest_item: float = 1.0  # the longest work-item's chain over the mean one's (a counting run's trace)
     l2_bytes: float | None = None  # what misses L1, from a counting run's trace; None: not known (static)
-    l1_line_bytes: float = 0.0  # the lines the warps' requests touch, in bytes (the same trace)
+    l1_wavefront_bytes: float = 0.0  # L1's clocks for the warps' requests, in bytes of lines (the same trace)
     l2_lines: float = 0.0  # the lines of the requests that miss L1 (the same trace)
     dram_lines: float = 0.0  # as many lines per sector of what misses L2
     atomic_ns: float = 0.0  # a warp's global atomic request's measured cost, by the same trace; 0: unknown
@@ -133,7 +133,8 @@ def with_memory(t: Traffic, memory: MemoryTraffic) -> Traffic:
     mean = t.global_loads / t.work_items if t.work_items else 0.0
     traced = memory.longest_item_loads / mean if mean > 0 else 1.0
     return replace(t, issued_bytes=memory.l1_bytes, dram_bytes=memory.dram_bytes, l2_bytes=memory.l2_bytes,
-                   l1_line_bytes=memory.l1_line_bytes, l2_lines=memory.l2_lines, dram_lines=memory.dram_lines,
+                   l1_wavefront_bytes=memory.l1_wavefront_bytes, l2_lines=memory.l2_lines,
+                   dram_lines=memory.dram_lines,
                    local_bytes=memory.local_bytes * max(1.0, memory.bank_conflict_factor),
                    longest_item=max(1.0, traced, memory.longest_group), atomic_ns=memory.atomic_ns)
 
@@ -324,14 +325,14 @@ def atomic_ms(t: Traffic, device: Device) -> float:
 def cache_ms(t: Traffic, device: Device, bandwidth_gbs: float) -> float:
     """The on-chip traffic's time. Where a counting run's trace says what misses L1 (``Traffic.l2_bytes``)
     and the device's profile has its measured on-chip rates (``GpuMemory.local_gbs``, ``l1_gbs``,
-    ``l2_gbs``): the lines the warps' requests touch at the L1 rate (one line a clock, however few of its
-    bytes the lanes read) and the __local wavefronts (bank conflicts included) at the __local rate, added
+    ``l2_gbs``): L1's clocks for the warps' requests (``memory.l1_clocks``: their lines and bank
+    conflicts) at the L1 rate and the __local wavefronts (bank conflicts included) at the __local rate, added
     (they share each SM's data path), or what misses L1 at the L2 rate, whichever is slower. Else the
     issued and __local bytes at CACHE_FACTOR times the DRAM rate (which level serves them is not
     known)."""
     mem = profiles.facts(device).gpu_memory
     if t.l2_bytes is not None and mem is not None and mem.onchip_rates:
-        sm = t.l1_line_bytes / (mem.l1_gbs * 1e6) + t.local_bytes / (mem.local_gbs * 1e6)
+        sm = t.l1_wavefront_bytes / (mem.l1_gbs * 1e6) + t.local_bytes / (mem.local_gbs * 1e6)
         return max(sm, t.l2_bytes / (mem.l2_gbs * 1e6), t.l2_lines * mem.l2_line_ns * 1e-6)
     return (t.issued_bytes + t.local_bytes) / (CACHE_FACTOR * bandwidth_gbs * 1e6)
 

@@ -131,7 +131,7 @@ def test_a_traced_launch_pays_each_on_chip_level_at_its_measured_rate() -> None:
     static = replace(_traffic(issued=8e9), local_bytes=4e9)
     assert rl.cache_ms(static, h200, bw) == pytest.approx(12e9 / (rl.CACHE_FACTOR * bw * 1e6))
     # a trace: L1 lines and __local wavefronts share the SMs' data path; what misses L1 goes to L2
-    traced = replace(static, l2_bytes=1e9, l1_line_bytes=16e9)
+    traced = replace(static, l2_bytes=1e9, l1_wavefront_bytes=16e9)
     on_sm = 16e9 / (mem.l1_gbs * 1e6) + 4e9 / (mem.local_gbs * 1e6)
     assert rl.cache_ms(traced, h200, bw) == pytest.approx(on_sm)
     missing = replace(static, l2_bytes=6e9)

@@ -154,15 +154,23 @@ def test_streaming_past_l2_moves_every_issued_byte_once():
     assert out.dram_bytes == pytest.approx(issued, rel=1e-6)
     assert out.sectors_per_request == 4
     assert out.group_lines == 3 * 256 * 4 / 128 and out.shared_lines == 0
-    assert out.l1_line_bytes == issued  # a request of 32 floats: one line
+    assert out.l1_wavefront_bytes == issued  # a request of 32 floats: one line
 
 
-def test_l1_serves_a_request_a_line_at_a_time():
-    # a[32 i]: 32 lanes, 32 sectors, 32 lines; a[2 i]: 8 sectors, 2 lines
-    for stride, lines in ((32, 32), (2, 2)):
-        t = trace(item=LANES, offset=4 * stride * LANES)
-        out = memory.memory_traffic(t, 1, MEM, groups_per_sm=1, sms=132)
-        assert out.l1_line_bytes == 2 * lines * 128  # two warps
+@pytest.mark.parametrize(("offsets", "size", "clocks"), [
+    (4 * 32 * LANES, 4, 32),  # a[32 i]: 32 lines, every lane on bank 0: a clock per word of it
+    (4 * 2 * LANES, 4, 2),  # a[2 i]: 2 lines, two lanes on each even bank
+    (4 * 33 * LANES, 4, 0.75 + 32 / 4),  # a[33 i]: 32 lines, each lane on a bank of its own
+    (4 * 9 * LANES, 4, 0.75 + 9 / 4),  # a[9 i]: lanes 288 words apart in all, 9 lines, one word a bank
+    (4 * LANES, 4, 1),  # a[i]: one line
+    (0 * LANES, 4, 1),  # a[0]: one word for every lane
+    (16 * LANES, 16, 4),  # float4 a[i]: 4 lines, four words on each bank
+])
+def test_l1_takes_a_clock_per_four_lines_or_per_word_of_its_busiest_bank(offsets, size, clocks):
+    # bench/gpu_onchip.py, l1_strided: 0.75 + lines / 4 clocks, or a clock per word on the busiest bank
+    t = trace(item=LANES, offset=offsets, size=size)
+    out = memory.memory_traffic(t, 1, MEM, groups_per_sm=1, sms=132)
+    assert out.l1_wavefront_bytes == pytest.approx(2 * clocks * 128)  # two warps
 
 
 def test_one_traced_group_of_a_stream_grows_to_the_buffers_the_launch_gives():

@@ -55,7 +55,7 @@ def test_one_launch_of_each_kernel_on_the_h200_enters_again_with_its_counting_ru
     assert sorted(ex.kernel_names[k] for k in ex.kernel[ex.traced]) == ["mapf_copy", "mapf_triad"]
     col = ex.names.index("m_traced")
     assert (ex.X[:, col] == ex.traced).all()
-    assert (ex.X[ex.traced][:, ex.names.index("m_l1_line_bytes")] > 0).all()
+    assert (ex.X[ex.traced][:, ex.names.index("m_l1_wavefront_bytes")] > 0).all()
     assert np.allclose(np.exp(ex.y) * ex.roof_ms, ex.meas_ms, rtol=1e-4)
     # each traced row is a launch that also has its static row: the same measurement
     assert set(ex.meas_ms[ex.traced].tolist()) <= set(ex.meas_ms[~ex.traced].tolist())
