@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from clperf.core.errors import ScenarioError
 from clperf.core.records import Bound, Device, Scenario, type_size
 from clperf.core.scenario import evaluate
+from clperf.predictor.analysis import poly
 from clperf.predictor.analysis.records import launch_args
 from clperf.predictor.model import profiles
 from clperf.predictor.model.memory import MemoryTraffic
@@ -36,6 +37,7 @@ MODEL_NAME = "roofline"
 MODEL_VERSION = "9"  # also stands for the analysis behind the learned features (cache keys)
 
 SEGMENT_BYTES = {"gpu": 32, "cpu": 64, "accelerator": 64}  # GPU sector, CPU cache line
+LINE_BYTES = 128  # a GPU cache line: what a warp's request of consecutive words reaches
 SIMD_LANES = {"gpu": 32, "cpu": 8, "accelerator": 16}  # work-items that share one uniform load
 CACHE_FACTOR = 4.0  # cache bandwidth over DRAM bandwidth
 INT_OP_COST = 2.0  # an integer op costs about two FMA-counted flops of the peak
@@ -50,6 +52,8 @@ class AccessLike(Protocol):
     stride_expr: str | None
     element_size: int | None
     in_loop: bool
+    loops: tuple[int, ...]  # the enclosing loops, outermost first
+    offset: Any  # bytes from the buffer's start, as a polynomial (``analysis.poly``)
 
 
 class KernelLike(Protocol):
@@ -97,6 +101,11 @@ class Traffic:
     # loads a loop's exit or next address waits for (``analysis.gating``): (how the address moves, address
     # space, bytes of the buffer it reads or -1 where unknown, executions over all work-items)
     waits: tuple[tuple[str, str, float, float], ...] = ()
+    # the loops whose iterations each wait for their loads (``round_trips_ns``): per loop, its iterations
+    # over all work-items and, per load of its body, the share of iterations in which a warp's request
+    # reaches a line it has not read before, the share of its buffer's traffic that DRAM serves, and 1 if
+    # its address hangs on a value another load gives (it waits for that one first), else 0
+    rounds: tuple[tuple[float, tuple[tuple[float, float, float], ...]], ...] = ()
 
     @property
     def waited_global_loads(self) -> float:
@@ -192,6 +201,9 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
                   + _ops_value(ops, "constant_load_bytes")) * n
 
     counts = list(kernel.access_counts_for(counting)) if hasattr(kernel, "access_counts_for") else []
+    symbols = _symbol_values(scenario)
+    looped: dict[int, tuple[float, list[tuple[float, str | None, bool]]]] = {}
+    waited_loops = {a.loops[-1] for a, _ in counts if getattr(a, "wait", None) is not None and a.loops}
     # DRAM traffic is capped per buffer and direction: reading and writing one buffer moves it twice
     issued_by_param: dict[tuple[str | None, str], float] = {}
     useful = loads = atomics = 0.0
@@ -206,6 +218,11 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
             continue
         execs = float(per_item) * n
         loads += execs if access.kind == "load" else 0.0
+        loop = _round_loop(kernel, access)
+        if loop is not None and execs:
+            most, body = looped.get(loop, (0.0, []))
+            looped[loop] = (max(most, execs), [*body, (_new_line_share(access, loop, symbols), access.param,
+                                                       _hangs_on_a_load(access, loop))])
         atomics += execs if access.kind == "atomic" and access.address_space == "global" else 0.0
         k = (access.param, access.kind)
         moved = execs * bytes_per_execution(access, args, device_type)
@@ -217,14 +234,70 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
         loads = (_ops_value(ops, "global_load_bytes") + _ops_value(ops, "constant_load_bytes")) * n / 4
 
     dram = 0.0
-    for (param, _kind), issued in issued_by_param.items():
+    share: dict[str | None, float] = {}  # of each buffer's loads, the share DRAM serves
+    for (param, kind), issued in issued_by_param.items():
         size = _buffer_bytes(param, sizes, args)
-        dram += min(issued, size) if size >= 0 else issued
+        moved = min(issued, size) if size >= 0 else issued
+        dram += moved
+        if kind == "load":
+            share[param] = moved / issued if issued > 0 else 1.0
     issued_total = sum(issued_by_param.values())
     barriers = float(getattr(kernel, "barriers", 0) or 0)
+    rounds = tuple((execs, tuple((new, share.get(param, 1.0), float(dep)) for new, param, dep in body))
+                   for loop, (execs, body) in sorted(looped.items()) if loop not in waited_loops)
     return Traffic(n, issued_total, dram, useful, local, flops, int_ops, barriers, int_divs, fp64, special,
                    **math, global_atomics=atomics, global_loads=loads,
-                   waits=tuple((*k, e) for k, e in sorted(waits.items())))
+                   waits=tuple((*k, e) for k, e in sorted(waits.items())), rounds=rounds)
+
+
+def _symbol_values(scenario: Scenario) -> dict[str, int | float]:
+    """The values of an address polynomial's launch-wide symbols (``analysis.poly``): the scalar
+    arguments and the launch sizes; a work-item's own ids, loaded values and the like have none."""
+    out: dict[str, int | float] = {f"arg:{k}": v for k, v in scenario.args.items()
+                                   if isinstance(v, (int, float))}
+    for d, g in enumerate(scenario.global_size):
+        out[f"gsz{d}"] = g
+        if scenario.local_size and d < len(scenario.local_size) and scenario.local_size[d]:
+            out[f"lsz{d}"] = scenario.local_size[d]
+            out[f"ngr{d}"] = -(-g // scenario.local_size[d])
+    return out
+
+
+def _round_loop(kernel: KernelLike, access: AccessLike) -> int | None:
+    """The loop whose every iteration waits for ``access`` (``round_trips``): its innermost loop, where
+    the access is a global or constant load the loop's exit does not already wait for (``waits``) and
+    the loop runs a number of times known only at run time, with no ``#pragma unroll`` (a compiler
+    unrolls a loop of constant trips and issues the loads of several iterations together)."""
+    loops = access.loops
+    if (access.kind != "load" or access.address_space not in ("global", "constant") or not loops
+            or getattr(access, "wait", None) is not None):
+        return None
+    k = loops[-1]
+    info = kernel.loops[k] if k < len(kernel.loops) else None
+    if info is None or info.trip_count is not None or info.unroll is not None:
+        return None
+    return int(k)
+
+
+def _hangs_on_a_load(access: AccessLike, loop: int) -> bool:
+    """Whether the access's address moves with ``loop`` through a value loaded in it (``x[col[j]]``): it
+    holds a loaded value and no step of the loop's own."""
+    terms = poly.thaw(access.offset)
+    return not poly.coefficient(terms, f"it:{loop}") and any(
+        sym.startswith("ld:") for sym in poly.symbols(terms))
+
+
+def _new_line_share(access: AccessLike, loop: int, symbols: Mapping[str, int | float]) -> float:
+    """The share of ``loop``'s iterations in which a warp's request of ``access`` reaches a line it did not
+    read in the iteration before: its address's step per iteration over a line (``LINE_BYTES``); 0 for an
+    address the loop does not move, 1 where the step is not known for the launch (it hangs on the
+    work-item or on loaded data)."""
+    terms = poly.thaw(access.offset)
+    step = poly.coefficient(terms, f"it:{loop}")
+    if step is not None and not step:  # no step of this loop: the same address, or one data moves
+        return 1.0 if any(sym.startswith(("ld:", "v:")) for sym in poly.symbols(terms)) else 0.0
+    value = poly.evaluate(step, symbols) if step is not None else None
+    return 1.0 if value is None else min(1.0, abs(value) / LINE_BYTES)
 
 
 def _buffer_bytes(param: str | None, params: Mapping[str, Any], args: Mapping[str, int | float]) -> float:
@@ -305,9 +378,37 @@ def chain_ms(t: Traffic, device: Device) -> tuple[float, float]:
     # groups start as others end: every wave but the last takes the mean chain, the last the longest
     stretch = (waves - 1 + max(1.0, t.longest_item)) / waves
     overlapped = max(0.0, t.global_loads - t.waited_global_loads)
-    per_item_ns = (waited_ns(t, device) + overlapped * LOAD_CHAIN_NS) / t.work_items
+    per_item_ns = (waited_ns(t, device) + max(overlapped * LOAD_CHAIN_NS, round_trips_ns(t, device))
+                   ) / t.work_items
     loads_ms = waves * per_item_ns * 1e-6
     return CHAIN_FACTOR * serial_ms(t, device) * stretch, loads_ms * stretch
+
+
+def round_trips_ns(t: Traffic, device: Device) -> float:
+    """The loads of loops that wait for them every iteration (``Traffic.rounds``), over all work-items: a
+    warp issues an iteration's loads together and waits for the slowest before the next iteration's
+    (bench/gpu_stream_loop.py: a grid-stride loop over 512 MiB takes 387-413 ns an iteration at 1 to 32
+    warps per SM, summing or copying; over 16 MiB 181-416 ns: a load's round trip, not the
+    LOAD_CHAIN_NS an overlapped load costs), and a load whose address another load gives after that one.
+    A load that reaches a line it read the iteration before waits as an L1 hit, one that reaches a new
+    line as an L2 hit, or as DRAM's in the share of its buffer's traffic DRAM serves: the device's
+    measured chase latencies (``GpuMemory.chase_ns``: the smallest region, the largest that fits half the
+    L2, and the largest); a launch whose DRAM traffic fits half the L2 finds its data there (launched
+    again, or after the kernel that wrote it). 0 where the profile has none, and for loops whose exit
+    waits for a load (``waited_ns`` charges them)."""
+    mem = profiles.facts(device).gpu_memory
+    if mem is None or not mem.chase_ns or not t.rounds:
+        return 0.0
+    hit = mem.chase_ns[0][1]
+    far = mem.chase_ns[-1][1] if t.dram_bytes > mem.l2_bytes / 2 else None
+    near = max((ns for size, ns in mem.chase_ns if size <= mem.l2_bytes / 2), default=hit)
+    far = near if far is None else far
+    total = 0.0
+    for execs, body in t.rounds:
+        waits = [(new * (near + (far - near) * dram) + (1.0 - new) * hit, dep) for new, dram, dep in body]
+        total += execs * (max((ns for ns, dep in waits if not dep), default=0.0)
+                          + max((ns for ns, dep in waits if dep), default=0.0))
+    return total
 
 
 def atomic_ms(t: Traffic, device: Device) -> float:

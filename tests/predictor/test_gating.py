@@ -112,3 +112,82 @@ def test_measured_latencies_grow_with_the_region_and_stop_at_the_last_row() -> N
     assert l1 < l2 < far == mem.chase_ns[-1][1]
     assert mem.wait_ns("fixed", 1 << 30) == mem.search_ns[0][1]  # one address: always a hit
     assert mem.wait_ns("walk", None) == mem.wait_ns("walk", mem.l2_bytes / 2)  # unknown size: the L2's
+
+
+ROUNDS = r"""
+__kernel void stride_copy(__global const uint* a, __global uint* b, uint n) {
+  for (uint i = get_global_id(0); i < n; i += get_global_size(0)) b[i] = a[i] * 3u + 1u;
+}
+__kernel void naive_mm(__global const float* A, __global const float* B, __global float* C, int n) {
+  int r = get_global_id(1), c = get_global_id(0); float s = 0;
+  for (int k = 0; k < n; k++) s += A[r * n + k] * B[k * n + c];
+  C[r * n + c] = s;
+}
+__kernel void csr(__global const int* rowptr, __global const int* col, __global const float* val,
+                  __global const float* x, __global float* y) {
+  int i = get_global_id(0); float s = 0;
+  for (int j = rowptr[i]; j < rowptr[i + 1]; j++) s += val[j] * x[col[j]];
+  y[i] = s;
+}
+__kernel void fixed(__global const float* a, __global float* out) {
+  float s = 0;
+  for (int k = 0; k < 16; k++) s += a[get_global_id(0) * 16 + k];
+  out[get_global_id(0)] = s;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def rounds_kernels(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    path = tmp_path_factory.mktemp("rounds") / "rounds.cl"
+    path.write_text(ROUNDS)
+    return {k.name: k for k in analyze_text(ROUNDS, path, "").kernels}
+
+
+def _latencies() -> tuple[float, float, float]:
+    mem = profiles.facts(select_device("h200")).gpu_memory
+    assert mem is not None
+    near = max(ns for size, ns in mem.chase_ns if size <= mem.l2_bytes / 2)
+    return mem.chase_ns[0][1], near, mem.chase_ns[-1][1]
+
+
+def test_a_grid_stride_loop_waits_a_round_trip_of_the_level_its_buffer_is_in(rounds_kernels) -> None:
+    # bench/gpu_stream_loop.py: each iteration of a warp waits for its load, 387 ns over 512 MiB
+    h200 = select_device("h200")
+    hit, near, far = _latencies()
+    items = 132 * 32 * 4  # four warps per SM: one wave
+    for words, wait in ((1 << 27, far), (1 << 20, near)):  # 512 MiB past the L2; 4 MiB in it
+        sc = Scenario(global_size=(items,), local_size=(32,), args={"a": words, "b": words, "n": words})
+        t = rl.traffic(rounds_kernels["stride_copy"], sc, h200.type)
+        ((execs, body),) = t.rounds
+        assert execs == pytest.approx(words, rel=0.02) and body[0][0] == 1.0  # a new line every iteration
+        per_item = rl.round_trips_ns(t, h200) / items
+        assert per_item == pytest.approx(execs / items * wait, rel=1e-3)
+        assert rl.chain_ms(t, h200)[1] == pytest.approx(per_item * 1e-6, rel=1e-3)  # it binds the chain
+    assert far > 10 * rl.LOAD_CHAIN_NS / 4  # what an overlapped load is charged is far less
+
+
+def test_a_loop_waits_for_its_slowest_load_and_for_a_load_whose_address_a_load_gives(rounds_kernels) -> None:
+    h200 = select_device("h200")
+    hit, near, far = _latencies()
+    n = 4096  # 64 MiB a matrix: past the L2
+    sc = Scenario(global_size=(n, n), local_size=(16, 16), args={"A": n * n, "B": n * n, "C": n * n, "n": n})
+    t = rl.traffic(rounds_kernels["naive_mm"], sc, h200.type)
+    ((execs, body),) = t.rounds
+    shares = sorted(new for new, _, _ in body)
+    assert shares == [pytest.approx(4 / 128), 1.0]  # A's row re-reads its line; B's column a new one
+    a_wait = 4 / 128 * (near + (far - near) * body[0][1]) + (1 - 4 / 128) * hit
+    b_dram = next(dram for new, dram, _ in body if new == 1.0)
+    assert b_dram < 0.01  # B is read n times over: DRAM serves little of it
+    assert rl.round_trips_ns(t, h200) == pytest.approx(execs * max(a_wait, near + (far - near) * b_dram))
+    rows = 4096
+    sc = Scenario(global_size=(rows,), local_size=(256,),
+                  args={"rowptr": rows + 1, "col": rows * 8, "val": rows * 8, "x": rows, "y": rows})
+    t = rl.traffic(rounds_kernels["csr"], sc, h200.type)
+    ((_, body),) = t.rounds
+    assert sorted(dep for _, _, dep in body) == [0.0, 0.0, 1.0]  # x[col[j]] waits for col[j] first
+
+
+def test_a_loop_of_constant_trips_is_unrolled_and_waits_for_no_round_trip(rounds_kernels) -> None:
+    sc = Scenario(global_size=(4096,), local_size=(256,), args={"a": 4096 * 16, "out": 4096})
+    assert rl.traffic(rounds_kernels["fixed"], sc, "gpu").rounds == ()
