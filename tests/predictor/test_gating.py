@@ -118,6 +118,11 @@ ROUNDS = r"""
 __kernel void stride_copy(__global const uint* a, __global uint* b, uint n) {
   for (uint i = get_global_id(0); i < n; i += get_global_size(0)) b[i] = a[i] * 3u + 1u;
 }
+__kernel void lower_mm(__global const float* A, __global const float* B, __global float* C, int n) {
+  int r = get_global_id(1), c = get_global_id(0); float s = 0;
+  for (int k = 0; k <= r; k++) s += A[r * n + k] * B[k * n + c];
+  C[r * n + c] = s;
+}
 __kernel void naive_mm(__global const float* A, __global const float* B, __global float* C, int n) {
   int r = get_global_id(1), c = get_global_id(0); float s = 0;
   for (int k = 0; k < n; k++) s += A[r * n + k] * B[k * n + c];
@@ -172,7 +177,8 @@ def test_a_loop_waits_for_its_slowest_load_and_for_a_load_whose_address_a_load_g
     hit, near, far = _latencies()
     n = 4096  # 64 MiB a matrix: past the L2
     sc = Scenario(global_size=(n, n), local_size=(16, 16), args={"A": n * n, "B": n * n, "C": n * n, "n": n})
-    t = rl.traffic(rounds_kernels["naive_mm"], sc, h200.type)
+    lower = rounds_kernels["lower_mm"].with_trips({0: n / 2})  # a triangle: trips vary by row, as counted
+    t = rl.traffic(lower, sc, h200.type)
     ((execs, body),) = t.rounds
     shares = sorted(new for new, _, _ in body)
     assert shares == [pytest.approx(4 / 128), 1.0]  # A's row re-reads its line; B's column a new one
@@ -188,6 +194,9 @@ def test_a_loop_waits_for_its_slowest_load_and_for_a_load_whose_address_a_load_g
     assert sorted(dep for _, _, dep in body) == [0.0, 0.0, 1.0]  # x[col[j]] waits for col[j] first
 
 
-def test_a_loop_of_constant_trips_is_unrolled_and_waits_for_no_round_trip(rounds_kernels) -> None:
+def test_a_loop_of_the_same_trips_for_every_work_item_waits_for_no_round_trip(rounds_kernels) -> None:
     sc = Scenario(global_size=(4096,), local_size=(256,), args={"a": 4096 * 16, "out": 4096})
     assert rl.traffic(rounds_kernels["fixed"], sc, "gpu").rounds == ()
+    n = 1024
+    sc = Scenario(global_size=(n, n), local_size=(16, 16), args={"A": n * n, "B": n * n, "C": n * n, "n": n})
+    assert rl.traffic(rounds_kernels["naive_mm"], sc, "gpu").rounds == ()
