@@ -10,6 +10,9 @@ one inside it (``L2_MIB``). Kinds:
 
 * ``sum``: ``s += a[i]``, one value written at the end: the compiler may issue the loads of several
   iterations before it waits for the first;
+* ``sum_signed``: the same with an ``int`` counter (no wrap: the compiler can count the trips);
+* ``sum_fixed``: ``for (k = 0; k < iterations; k++) s += a[gid + k * global size]``, the same trips for
+  every work-item;
 * ``copy``: ``b[i] = a[i] * 3 + 1``: a store in every iteration, to a buffer that may alias ``a``, so the
   next iteration's load cannot be issued above it;
 * ``copy_restrict``: the same with ``restrict`` pointers;
@@ -38,6 +41,19 @@ __kernel void sum(__global const uint* a, uint n, __global uint* out) {
         s += a[i];
     out[get_global_id(0)] = s;
 }
+__kernel void sum_signed(__global const uint* a, int n, __global uint* out) {
+    uint s = 0u;
+    for (int i = get_global_id(0); i < n; i += get_global_size(0))
+        s += a[i];
+    out[get_global_id(0)] = s;
+}
+__kernel void sum_fixed(__global const uint* a, int iterations, __global uint* out) {
+    uint s = 0u;
+    int g = get_global_id(0), stride = get_global_size(0);
+    for (int k = 0; k < iterations; ++k)
+        s += a[g + k * stride];
+    out[get_global_id(0)] = s;
+}
 __kernel void copy(__global const uint* a, __global uint* b, uint n) {
     for (uint i = get_global_id(0); i < n; i += get_global_size(0))
         b[i] = a[i] * 3u + 1u;
@@ -56,6 +72,8 @@ __kernel void update(__global uint* a, uint n) {
 def main() -> None:
     dev, ctx, queue = open_device(sys.argv[1] if len(sys.argv) > 1 else "")
     prg = cl.Program(ctx, SOURCE).build()
+    kernels = {k: cl.Kernel(prg, k) for k in ("sum", "sum_signed", "sum_fixed", "copy", "copy_restrict",
+                                              "update")}
     units = dev.max_compute_units
     result: dict[str, object] = {"device": dev.name, "driver": dev.driver_version, "compute_units": units,
                                  "clock_mhz": dev.max_clock_frequency}
@@ -70,10 +88,11 @@ def main() -> None:
             items = units * 32 * warps
             iterations = -(-n // items)
             count = np.uint32(n)
-            args = {"sum": (a, count, out), "copy": (a, b, count), "copy_restrict": (a, b, count),
-                    "update": (a, count)}
+            args = {"sum": (a, count, out), "sum_signed": (a, np.int32(n), out),
+                    "sum_fixed": (a, np.int32(n // items), out), "copy": (a, b, count),
+                    "copy_restrict": (a, b, count), "update": (a, count)}
             for kind, x in args.items():
-                kernel = getattr(prg, kind)
+                kernel = kernels[kind]
                 ms = best_ms(lambda k=kernel, g=items, x=x: k(queue, (g,), (32,), *x))
                 rows.append({"kind": kind, "mib": mib, "warps_per_cu": warps, "ms": ms,
                              "ns_per_iteration": ms * 1e6 / iterations})
