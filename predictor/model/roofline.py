@@ -34,7 +34,7 @@ from clperf.predictor.model import profiles
 from clperf.predictor.model.memory import MemoryTraffic
 
 MODEL_NAME = "roofline"
-MODEL_VERSION = "9"  # also stands for the analysis behind the learned features (cache keys)
+MODEL_VERSION = "10"  # also stands for the analysis behind the learned features (cache keys)
 
 SEGMENT_BYTES = {"gpu": 32, "cpu": 64, "accelerator": 64}  # GPU sector, CPU cache line
 LINE_BYTES = 128  # a GPU cache line: what a warp's request of consecutive words reaches
@@ -204,7 +204,7 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     counts = list(kernel.access_counts_for(counting)) if hasattr(kernel, "access_counts_for") else []
     symbols = _symbol_values(scenario)
     looped: dict[int, tuple[float, list[tuple[float, str | None, bool]]]] = {}
-    waited_loops = {a.loops[-1] for a, _ in counts if getattr(a, "wait", None) is not None and a.loops}
+    waited_loops = {a.loops[-1] for a, _ in counts if a.wait is not None and a.loops}
     # DRAM traffic is capped per buffer and direction: reading and writing one buffer moves it twice
     issued_by_param: dict[tuple[str | None, str], float] = {}
     useful = loads = atomics = 0.0
@@ -269,9 +269,10 @@ def _round_loop(kernel: KernelLike, access: AccessLike) -> int | None:
     the access is a global or constant load the loop's exit does not already wait for (``waits``) and
     the loop's trips differ between work-items or hang on loaded data (``LoopInfo.varies``: a grid-stride
     loop, a sparse row), with no ``#pragma unroll``. Loops of the same trips for every work-item are
-    left out: on the project's H200 measurements charging them too over-estimates the naive row and
-    column walks 2-9x (``bench/roofline_errors.py``), which suggests the compiler issues the loads of
-    several of their iterations together."""
+    left out: the compiler issues the loads of several of their iterations together
+    (bench/gpu_stream_loop.py, ``sum_fixed``: 114 ns an iteration past the L2 where a grid-stride loop
+    takes 386), and charging them a round trip each over-estimates the project's naive row and column
+    walks 2-9x (``bench/roofline_errors.py``)."""
     loops = access.loops
     if (access.kind != "load" or access.address_space not in ("global", "constant") or not loops
             or access.wait is not None):
