@@ -594,15 +594,15 @@ def l1_clocks(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, m
     lreq = _units(t, req, order, mem.line_bytes)[0]
     if not mem.l1_lines_per_clock:
         return float(len(lreq))
-    ids, lines = np.unique(lreq, return_counts=True)
-    wreq, _, word = _units(t, req, order, mem.bank_bytes)
-    key = _key(wreq, word % mem.local_banks)  # sorted: _units sorts by request, then by word
+    lines = np.unique(lreq, return_counts=True)[1]  # per request, in request order
+    wreq, _, word = _units(t, req, order, mem.bank_bytes)  # distinct words, by request
+    key = _key(wreq, word % mem.local_banks)
     o = np.argsort(key, kind="stable")
     runs = np.flatnonzero(_starts(key[o]))  # one run per (request, bank): its words
     words = np.diff(np.r_[runs, len(o)])
     run_req = wreq[o][runs]
     first = np.flatnonzero(_starts(run_req))
-    ways = np.maximum.reduceat(words, first)  # the busiest bank's words, per request in ``ids`` order
+    ways = np.maximum.reduceat(words, first)  # the busiest bank's words, per request in request order
     return float(np.maximum(ways, mem.l1_request_clocks + lines / mem.l1_lines_per_clock).sum())
 
 
