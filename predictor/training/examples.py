@@ -11,6 +11,7 @@ correction of the roofline a trace gives, not only of the static one."""
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import logging
@@ -366,15 +367,33 @@ _COUNTED_SOURCES = ("benchmark/counting", "predictor/model/memory.py")
 
 
 def _counted_version() -> str:
-    """The counting budget and the sources of ``_COUNTED_SOURCES``, hashed."""
+    """The counting budget and the code of ``_COUNTED_SOURCES``, hashed: Python files by their syntax tree
+    without docstrings (an edited comment or docstring counts nothing again), the plugin's C++ whole."""
     h = hashlib.sha256(f"{COUNT_BUDGET_S}".encode())
     root = Path(__file__).resolve().parents[2]
     for part in _COUNTED_SOURCES:
         where = root / part
         for p in sorted(where.rglob("*") if where.is_dir() else [where]):
-            if p.is_file() and p.suffix in (".py", ".cpp"):
-                h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
+            if p.suffix == ".py" and p.is_file():
+                code = _code_of(p.read_text(encoding="utf-8")).encode()
+            elif p.suffix == ".cpp" and p.is_file():
+                code = p.read_bytes()
+            else:
+                continue
+            h.update(p.relative_to(root).as_posix().encode() + b"\0" + code)
     return h.hexdigest()[:16]
+
+
+def _code_of(source: str) -> str:
+    """A Python module's syntax tree without its docstrings, as text."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
 
 
 class _CountedLaunches:

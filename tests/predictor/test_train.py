@@ -257,3 +257,11 @@ def test_split_from_keeps_an_earlier_models_held_out_kernels(tmp_path: Path,
     assert json.loads((out / "meta.json").read_text())["split"] == split
     # a folder without a model is a clear usage error
     assert main(["train", "--data", str(data), "--out", str(out), "--split-from", str(tmp_path)]) == 2
+
+
+def test_the_counted_launches_version_ignores_comments_and_docstrings_but_not_code() -> None:
+    # a kept counting run is thrown away when the code that reduced it changes, not when its prose does
+    base = examples_mod._code_of('"""Module."""\nX = 1\n\n\ndef f(a):\n    """Doc."""\n    return a + X\n')
+    prose = examples_mod._code_of('"""Other."""\nX = 1  # one\n\n\ndef f(a):\n    return a + X\n')
+    code = examples_mod._code_of('"""Module."""\nX = 2\n\n\ndef f(a):\n    """Doc."""\n    return a + X\n')
+    assert base == prose and base != code
