@@ -222,8 +222,8 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
         loop = _round_loop(kernel, access)
         if loop is not None and execs:
             most, body = looped.get(loop, (0.0, []))
-            looped[loop] = (max(most, execs), [*body, (_new_line_share(access, loop, symbols), access.param,
-                                                       _hangs_on_a_load(access, loop))])
+            new, dependent = _round_load(access, loop, symbols)
+            looped[loop] = (max(most, execs), [*body, (new, access.param, dependent)])
         atomics += execs if access.kind == "atomic" and access.address_space == "global" else 0.0
         k = (access.param, access.kind)
         moved = execs * bytes_per_execution(access, args, device_type)
@@ -284,25 +284,20 @@ def _round_loop(kernel: KernelLike, access: AccessLike) -> int | None:
     return int(k)
 
 
-def _hangs_on_a_load(access: AccessLike, loop: int) -> bool:
-    """Whether the access's address moves with ``loop`` through a value loaded in it (``x[col[j]]``): it
-    holds a loaded value and no step of the loop's own."""
-    terms = poly.thaw(access.offset)
-    return not poly.coefficient(terms, f"it:{loop}") and any(
-        sym.startswith("ld:") for sym in poly.symbols(terms))
-
-
-def _new_line_share(access: AccessLike, loop: int, symbols: Mapping[str, int | float]) -> float:
-    """The share of ``loop``'s iterations in which a warp's request of ``access`` reaches a line it did not
-    read in the iteration before: its address's step per iteration over a line (``LINE_BYTES``); 0 for an
-    address the loop does not move, 1 where the step is not known for the launch (it hangs on the
-    work-item or on loaded data)."""
+def _round_load(access: AccessLike, loop: int, symbols: Mapping[str, int | float]) -> tuple[float, bool]:
+    """How a load waits in each iteration of ``loop``: the share of iterations in which a warp's request
+    reaches a line it did not read the iteration before (its address's step per iteration over a line,
+    ``LINE_BYTES``; 0 for an address the loop does not move, 1 where the step is not known for the launch),
+    and whether its address moves through a value loaded in the iteration (``x[col[j]]``: a loaded value
+    and no step of the loop's own), so that it waits for that load first."""
     terms = poly.thaw(access.offset)
     step = poly.coefficient(terms, f"it:{loop}")
     if step is not None and not step:  # no step of this loop: the same address, or one data moves
-        return 1.0 if any(sym.startswith(("ld:", "v:")) for sym in poly.symbols(terms)) else 0.0
+        names = poly.symbols(terms)
+        loaded = any(sym.startswith("ld:") for sym in names)
+        return (1.0 if loaded or any(sym.startswith("v:") for sym in names) else 0.0), loaded
     value = poly.evaluate(step, symbols) if step is not None else None
-    return 1.0 if value is None else min(1.0, abs(value) / LINE_BYTES)
+    return (1.0 if value is None else min(1.0, abs(value) / LINE_BYTES)), False
 
 
 def _buffer_bytes(param: str | None, params: Mapping[str, Any], args: Mapping[str, int | float]) -> float:
