@@ -295,10 +295,13 @@ class Workspace:
             whole = min(mem.warp_size, group)
             finished = np.array([ran[int(g)] - ran[int(g)] % whole for g in groups])
             traced = float(np.minimum(1.0, finished / group).sum())
-            if traced <= 0:
-                return None
             counts_trace = counts.trace[counts.trace["item"]
                                         < finished[np.searchsorted(groups, counts.trace["group"])]]
+            if traced <= 0:
+                lockstep = Workspace._lockstep_share(kernel, scenario, counts.trace, group)
+                if lockstep is None:
+                    return None
+                traced, counts_trace = lockstep, counts.trace[counts.trace["group"] == groups[0]]
         elif counts.trace_truncated and traced > 1:
             traced -= 1  # the last group's accesses are cut short: leave it out of the scale
             counts_trace = counts.trace[counts.trace["group"] != counts.trace["group"][-1]]
@@ -310,6 +313,24 @@ class Workspace:
                                         groups_per_sm=max(1, occ.groups_per_sm), sms=device.compute_units,
                                         local_bytes_per_group=local, traced_groups=traced, buffer_bytes=sizes)
         return replace(traffic, longest_group=counts.longest_group)
+
+    @staticmethod
+    def _lockstep_share(kernel: KernelReport, scenario: Scenario, trace: np.ndarray, group: int
+                        ) -> float | None:
+        """The share of a whole work-group that the trace's first group holds where none of its work-items
+        finished but all ran alike (a loop with a barrier in it keeps them in step: each has about as many
+        accesses traced as the others), so that its warps' requests are whole: its accesses over the
+        accesses the static analysis counts for a group, when it can count them all for this launch.
+        None otherwise: one work-item ran far ahead of the rest, or a trip count is not known."""
+        first = trace[trace["group"] == trace["group"][0]]
+        _, per_item = np.unique(first["item"], return_counts=True)
+        if len(per_item) < group or per_item.min() < 0.9 * per_item.max():
+            return None
+        if Workspace.needs_count(kernel, scenario):
+            return None
+        expected = sum(n for _, n in kernel.access_counts_for(count_args(scenario))) * group
+        share = len(first) / expected if expected > 0 else 0.0
+        return share if 0.0 < share < 1.0 else None
 
     @staticmethod
     def needs_count(kernel: KernelReport, scenario: Scenario) -> bool:

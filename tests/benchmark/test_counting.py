@@ -285,6 +285,40 @@ def test_a_capped_trace_of_a_group_cut_short_scales_by_the_whole_warps_it_holds(
     assert issued * 0.8 < traffic.issued_bytes < issued * 1.25, traffic.issued_bytes / issued
 
 
+def test_a_trace_of_a_group_held_in_step_by_its_barriers_scales_by_the_share_it_ran(plugin, store):
+    # no work-item of the group finishes, but its barriers keep them in step: the trace holds as many
+    # accesses of each, a share of what the analysis counts for the whole group (n is the launch's)
+    stepped = """
+    __kernel void stepped(__global const float* x, __global float* out, int n) {
+        __local float tile[256];
+        int l = get_local_id(0);
+        float s = 0.0f;
+        for (int k = 0; k < n; ++k) {
+            tile[l] = x[(k * 256 + l) & 65535];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            s += tile[(l + 1) & 255];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        out[get_global_id(0)] = s;
+    }
+    """
+    n = 200_000
+    sc = Scenario((1024,), (256,), {"x": 65536, "out": 1024, "n": n})
+    c = counting.count(stepped, "stepped", sc, budget_s=1.5, trace_groups=1, store=store)
+    assert c is not None and c.groups_run == 0 and c.items_run == 0 and c.trace is not None
+    traffic = Workspace.memory(analyze_text(stepped).kernel("stepped"), sc, select_device("h200"), c)
+    assert traffic is not None
+    issued = 1024 * (n * 4 + 4)
+    assert issued * 0.8 < traffic.issued_bytes < issued * 1.25, traffic.issued_bytes / issued
+    assert 1024 * n * 8 * 0.8 < traffic.local_bytes < 1024 * n * 8 * 1.25
+    # where a trip count hangs on data the analysis cannot count a group's accesses: no traffic
+    sc = Scenario((512,), (256,), {"n": 64, "out": 512, "tile": 256})
+    c = counting.count(TILES, "tiles", sc, data={"n": np.full(64, 3000, np.int32)}, budget_s=1.5,
+                       trace_groups=1, store=store)
+    assert c is not None and c.groups_run == 0 and c.items_run == 0 and c.trace is not None
+    assert Workspace.memory(analyze_text(TILES).kernel("tiles"), sc, select_device("h200"), c) is None
+
+
 def test_a_trace_of_less_than_a_warp_tells_no_traffic(plugin, store):
     # a work-item of 2,000,000 steps takes about a second: the budget ends the first group with one or
     # two of its work-items finished, whose requests, a warp's few lanes, would misstate its coalescing
