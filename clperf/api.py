@@ -348,8 +348,9 @@ class Workspace:
         counts (unchanged without one)."""
         if counts is None:
             return kernel
-        if counts.unfinished_only:  # not one work-item finished: the inner loops' trips so far
-            return kernel.with_trips(kernel.inner_trips_from(counts.unfinished, counts.unmatched))
+        if counts.unfinished_only:  # not one work-item finished: inner loops' trips, branches' shares so far
+            runs, lost = counts.unfinished, counts.unmatched
+            return kernel.with_trips(kernel.inner_trips_from(runs, lost)).with_shares(runs, lost)
         return kernel.with_counts(counts.blocks, counts.unmatched)
 
     # ---- estimates -------------------------------------------------------------------------------------

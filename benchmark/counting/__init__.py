@@ -39,6 +39,7 @@ from clperf.core import cache
 from clperf.core.buildopts import check_options
 from clperf.core.compile import compile_source, without_unroll_pragmas
 from clperf.core.errors import ClperfError
+from clperf.core.frontend import inline_helpers
 from clperf.core.records import Scenario
 
 __all__ = ["ANALYSIS_OPTIONS", "TRACE_DTYPE", "Counts", "Site", "count", "sectors"]
@@ -59,13 +60,15 @@ class _Job:
                  data: Mapping[str, np.ndarray] | None, path: Path | None) -> None:
         self.source, self.kernel, self.scenario, self.path = source, kernel, scenario, path
         self.text = without_unroll_pragmas(source)  # what both compilers build: the analysis's loops kept
+        # Oclgrind's clang takes no inlining option: its helpers are marked to inline, as the analysis's are
+        self.run_text = inline_helpers(self.text)
         self.options = check_options(build_options, "the counting run", path.parent if path else None)
         sig = kernel_signature(source, kernel, str(path) if path else "", shlex.join(self.options))
         self.inputs = KernelInputs(sig, scenario, data_root(str(path)) if path else None, data)
         self.identity = self.inputs.identity()
 
     def key(self, settings: Settings) -> str:
-        return cache.key("counting", cache.source_hash(self.source), self.kernel, self.options,
+        return cache.key("counting", cache.source_hash(self.run_text), self.kernel, self.options,
                          self.scenario.to_json(), self.identity, settings, oclgrind.plugin_version(),
                          records.FORMAT, launch.STAGING, __version__)
 
@@ -74,7 +77,7 @@ class _Job:
         folder = ["-I", str(self.path.parent)] if self.path is not None else []
         words = [w for w in self.options if w not in ("-x", "cl")]
         _, sample_groups, trace_groups, trace_cap = settings
-        return launch.Launch(self.text, self.kernel, " ".join([*ANALYSIS_OPTIONS, *words, *folder]),
+        return launch.Launch(self.run_text, self.kernel, " ".join([*ANALYSIS_OPTIONS, *words, *folder]),
                              self.scenario.global_size, self.scenario.local_size, self.inputs.arguments(),
                              sample_groups, trace_groups, trace_cap)
 

@@ -4,7 +4,8 @@ The command line is the one TOOLCHAIN.md verified: a ``spir64`` target (keeps ad
 ``-finclude-default-header`` (the OpenCL builtins), ``-fno-discard-value-names`` (keeps argument names) and
 ``-D__OPENCL_VERSION__`` (clang does not predefine it; real headers test it). For the analysis we add
 ``-O1`` (SSA values and clean address arithmetic), ``-fno-unroll-loops`` (loops stay loops so trip counts
-can be read) and ``-gline-tables-only`` (every instruction carries its source line and column).
+can be read), every helper function inlined (``INLINE_THRESHOLD``) and ``-gline-tables-only`` (every
+instruction carries its source line and column).
 
 The source goes through stdin so unsaved editor buffers compile; clang runs in the file's folder with that
 folder on the include path, as if it compiled the file itself. Results are cached in process by (text,
@@ -110,6 +111,11 @@ def cl_version(options: list[str]) -> tuple[str, int]:
     return std, _CL_VERSIONS.get(std, 120)
 
 
+# -O1 leaves a large helper called from several places a call, which the analysis cannot see into (its loops
+# and accesses would count for nothing); OpenCL has no recursion, so inlining everything always ends
+INLINE_THRESHOLD = 1_000_000
+
+
 def clang_command(options: list[str], folder: Path | None) -> list[str]:
     std, version = cl_version(options)
     cmd = [
@@ -127,6 +133,8 @@ def clang_command(options: list[str], folder: Path | None) -> list[str]:
         "-S",
         "-O1",
         "-fno-unroll-loops",
+        "-mllvm",  # every helper function inlined into its kernels, as GPU compilers do
+        f"-inline-threshold={INLINE_THRESHOLD}",
         "-gline-tables-only",
         "-fno-color-diagnostics",
         "-fno-caret-diagnostics",

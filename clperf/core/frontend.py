@@ -264,6 +264,43 @@ def parse(text: str) -> list[Kernel]:
     return kernels
 
 
+ALWAYS_INLINE = "__attribute__((always_inline)) "
+_INLINE_SET = re.compile(r"\b(?:always_inline|noinline|__noinline__)\b")
+
+
+def inline_helpers(text: str) -> str:
+    """``text`` with every function defined in it that is not a kernel marked ``always_inline`` (the attribute
+    goes before the definition, on its line: no other line moves): what a compiler that honours no
+    inlining option (Oclgrind's) needs to inline the helpers as clperf's analysis and GPU compilers do. A
+    definition already marked inline-always or never, or one tree-sitter cannot place, is left as it is;
+    ``text`` itself where nothing is marked."""
+    clean, tree = parse_tree(text)
+    kernels = {m.start(1) for m in _KERNEL_HEAD.finditer(clean)}
+    starts: list[int] = []
+
+    def collect(node: ts.Node) -> None:
+        for child in node.children:
+            if child.type == "function_definition":
+                decl = child.child_by_field_name("declarator")
+                while decl is not None and decl.type != "function_declarator":
+                    decl = decl.child_by_field_name("declarator")
+                name = decl.child_by_field_name("declarator") if decl is not None else None
+                head = clean[child.start_byte:name.start_byte] if name is not None else ""
+                if name is not None and name.start_byte not in kernels and not _INLINE_SET.search(head):
+                    # tree-sitter saw the definition start after an address-space qualifier (blanked)
+                    line = clean.rfind("\n", 0, child.start_byte) + 1
+                    before = clean[line:child.start_byte]
+                    bare = not _QUALIFIERS.sub("", before).strip()
+                    starts.append(line + len(before) - len(before.lstrip()) if bare else child.start_byte)
+            elif child.type in ("preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif"):
+                collect(child)
+
+    collect(tree.root_node)
+    for start in sorted(starts, reverse=True):
+        text = text[:start] + ALWAYS_INLINE + text[start:]
+    return text
+
+
 def kernel_at(kernels: list[Kernel], line: int) -> Kernel | None:
     """The kernel whose declaration or body contains 1-based ``line``."""
     for k in kernels:

@@ -114,6 +114,7 @@ def _kernel(
         staged=tuple(sorted(res.staged)),
         op_groups=tuple(res.op_groups),
         op_blocks=tuple(res.op_blocks),
+        block_loops=tuple(res.block_loops),
         required_local=_required_local(ftext, txt),
     )
     total = Ops()

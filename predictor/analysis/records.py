@@ -8,7 +8,7 @@ keeps the count as a formula, so a scenario's argument values give exact counts 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
@@ -116,6 +116,7 @@ class TripCount:
 _GEOMETRIC_CAP = 64  # a counter scaled by 2 or more leaves any 64-bit range within 64 steps
 # the share of an iteration a work-item stopped at the time limit has done, on average
 IN_PROGRESS = 0.5
+MIN_SHARE_RUNS = 16.0  # iterations of a loop a stopped counting run must have seen to tell its branches
 
 
 def _run_geometric(g: tuple[Any, ...], vals: Mapping[str, int | float]) -> int | None:
@@ -310,6 +311,11 @@ class KernelReport:
     # (``with_counts``): then counts come from the blocks, branches and all, not from the loops' trips
     op_blocks: tuple[tuple[str, Ops], ...] = field(default=(), repr=False, compare=False)
     block_runs: Mapping[str, float] | None = field(default=None, repr=False, compare=False)
+    # (IR block, its loops outermost first), and the runs so far of each block in a counting run stopped
+    # before any work-item finished (``with_shares``): a branch's ops and accesses count the share of the
+    # loops' trips that it ran
+    block_loops: tuple[tuple[str, tuple[int, ...]], ...] = field(default=(), repr=False, compare=False)
+    block_shares: Mapping[str, float] | None = field(default=None, repr=False, compare=False)
     required_local: tuple[int, ...] | None = None  # __attribute__((reqd_work_group_size(X, Y, Z)))
 
     def _weight(self, loops: tuple[int, ...], args: Mapping[str, int | float] | None) -> tuple[float, bool]:
@@ -333,7 +339,11 @@ class KernelReport:
             assert self.block_runs is not None
             return sum((ops.scaled(self.block_runs.get(b, 0.0)) for b, ops in self.op_blocks), Ops())
         total = Ops()
-        for loops, ops in self.op_groups:
+        groups: Iterable[tuple[tuple[int, ...], Ops]] = self.op_groups
+        if self.block_shares is not None:
+            chains, shares = dict(self.block_loops), self._shares(args)
+            groups = [(chains.get(b, ()), ops.scaled(shares.get(b, 1.0))) for b, ops in self.op_blocks]
+        for loops, ops in groups:
             w, unknown = self._weight(loops, args)
             total = total + ops.scaled(w)
             if unknown:
@@ -386,6 +396,32 @@ class KernelReport:
                 out[i] = sum(runs[b] for b in lp.latches) / begun
         return out
 
+    def with_shares(self, runs: Mapping[str, float], unmatched: Collection[str] = ()) -> KernelReport:
+        """This kernel with the branches' shares of a counting run whose work-items were stopped before they
+        finished (``inner_trips_from``'s runs): each block in a loop counts the share of the runs it would
+        have had on every trip that it had so far (``_shares``). A rare branch (an overflow's fix-up) then
+        counts as rarely as it was taken, not on every trip."""
+        lost = set(unmatched)
+        return replace(self, block_shares={b: n for b, n in runs.items() if b not in lost})
+
+    def _shares(self, args: Mapping[str, int | float] | None) -> dict[str, float]:
+        """Per block in a loop, of ``block_shares``' stopped run: its runs over its outermost loop header's
+        runs times the trips of the loops inside that one it is in (measured, or for ``args``), where that
+        header ran at least MIN_SHARE_RUNS times and every such trip count is known; at most 1."""
+        runs = self.block_shares
+        if not runs:
+            return {}
+        out: dict[str, float] = {}
+        for block, chain in self.block_loops:
+            if not chain or chain[-1] >= len(self.loops):
+                continue
+            header = self.loops[chain[0]].header
+            seen = runs.get(header, 0.0)
+            inner, unknown = self._weight(chain[1:], args)
+            if header and seen >= MIN_SHARE_RUNS and not unknown and inner > 0:
+                out[block] = min(1.0, runs.get(block, 0.0) / (seen * inner))
+        return out
+
     def with_trips(self, trips: Mapping[int, float]) -> KernelReport:
         """This kernel with the trip counts of a counting run (``trips_from``): every count derived from
         trips (ops, accesses, the roofline's traffic, the model's features) uses them."""
@@ -423,7 +459,8 @@ class KernelReport:
         if self._counted:
             assert self.block_runs is not None
             return [(a, self.block_runs.get(a.block, 0.0)) for a in self.accesses]
-        return [(a, self._weight(a.loops, args)[0]) for a in self.accesses]
+        shares = self._shares(args)
+        return [(a, self._weight(a.loops, args)[0] * shares.get(a.block, 1.0)) for a in self.accesses]
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -48,6 +48,7 @@ class WalkResult:
     barriers: int
     op_groups: list[tuple[tuple[int, ...], Ops]]
     op_blocks: list[tuple[str, Ops]]  # each block's ops per execution, for a counting run's block counts
+    block_loops: list[tuple[str, tuple[int, ...]]]  # each block's loops, outermost first
     divergent_barriers: list[tuple[int, int, int]]  # (barrier line, column, condition line)
     staged: set[str]  # parameters whose loaded values are stored to __local memory
     dims: int
@@ -111,10 +112,12 @@ class KernelWalk:
         accesses = sorted((_renumber(a, order, loops) for a in found), key=lambda a: (a.line, a.column))
         op_groups = [(tuple(order[i] for i in chain), to_ops(g)) for chain, g in seen.groups.items() if g]
         op_blocks = [(names[bi], to_ops(b)) for bi, b in seen.blocks.items() if b]
+        block_loops = [(names[bi], tuple(order[i] for i in self.loops.block_loops[bi]))
+                       for bi in self.cfg.rpo]
         # before reading dims: a branch condition may be the first use of get_local_id(1)
         divergent = divergent_barriers(self.f, self.cfg, self.values, seen.barriers)
         return WalkResult(accesses=accesses, loops=loops, barriers=len(seen.barriers), op_groups=op_groups,
-                          op_blocks=op_blocks,
+                          op_blocks=op_blocks, block_loops=block_loops,
                           divergent_barriers=divergent, staged=seen.staged, dims=self.values.dims_used,
                           read=seen.read, written=seen.written)
 

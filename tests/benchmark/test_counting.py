@@ -487,3 +487,60 @@ def test_a_share_of_the_budget_is_left_to_run_groups_after_the_inputs_are_writte
     run = launch.Launch(STEPS, "steps", " ".join(counting.ANALYSIS_OPTIONS), (4096,), (64,), args, 0, 0, 0)
     out = launch.run(run, plugin, oclgrind.toolchain().icd, budget_s=20.0, start=time.time() - 19.9)
     assert out.report is not None and len(out.report["groups"]) == 64
+
+
+def test_a_helper_inlined_at_several_calls_counts_each_call_where_it_ran(plugin, store):
+    # Oclgrind is told to inline walk() (it takes no inlining option); its three copies end at the same
+    # source positions under each compiler's own names: the copy of the call that ran gets the counts
+    from tests.predictor.test_analysis import HELPER
+    report = analyze_text(HELPER).kernel("three")
+    static = report.ops_for({"n": 50}).flops
+    ran = set()
+    for mode in (0, 1, 2):
+        sc = Scenario((64,), (32,), {"x": 4096, "out": 64, "n": 50, "mode": mode})
+        c = counting.count(HELPER, "three", sc, budget_s=10.0, trace_groups=0, store=store)
+        assert c is not None and c.groups_run == 2 and not c.unmatched
+        counted = Workspace.counted(report, c)
+        assert counted.block_runs is not None
+        assert counted.ops_for({"n": 50}).flops == pytest.approx(static / 3, rel=0.05)
+        runs = [counted.block_runs.get(lp.header, 0.0) for lp in report.loops]
+        assert sorted(runs) == [0.0, 0.0, 50.0]
+        ran.add(runs.index(50.0))
+    assert ran == {0, 1, 2}  # each call's own copy
+
+
+RARE = """
+__kernel void rare(__global const int* v, __global float* out, int n) {
+    __local float t[64];
+    int l = get_local_id(0);
+    float s = 0.0f;
+    for (int k = 0; k < n; ++k) {
+        t[l] = s;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        int x = v[(k * 64 + l) & 4095];
+        if (x == 255) {  // an overflow's fix-up: one element in 512
+            float y = (float)x;
+            for (int j = 0; j < 64; ++j) y = y * 1.0001f + native_sin(y) * 0.5f + s;
+            s += y;
+        }
+        s += t[(l + 1) & 63];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    out[get_global_id(0)] = s;
+}
+"""
+
+
+def test_a_run_stopped_before_any_work_item_finished_counts_a_rare_branch_as_often_as_it_was_taken(
+        plugin, store):
+    sc = Scenario((128,), (64,), {"v": 4096, "out": 128, "n": 10_000_000})
+    v = np.zeros(4096, np.int32)
+    v[::512] = 255
+    c = counting.count(RARE, "rare", sc, data={"v": v}, budget_s=1.5, trace_groups=0, store=store)
+    assert c is not None and c.unfinished_only and c.groups_run == 0
+    report = analyze_text(RARE).kernel("rare")
+    args = {"n": 10_000_000}
+    static, counted = report.ops_for(args).flops, Workspace.counted(report, c).ops_for(args).flops
+    # statically every iteration runs the 64-step fix-up; the run saw one iteration in 512 take it
+    assert counted < static / 50, counted / static
+    assert counted > static / 2000  # the branch is not left out: it was taken

@@ -587,3 +587,35 @@ kernel void conv(global const float *in, global float *out, int w, int n) {
     (lp,) = k.loops
     assert [lp.trips_for({"w": w}) for w in (3, 5, 4)] == [3, 5, 5]
     assert "floor(w / 2)" in lp.trip_expr
+
+
+HELPER = """
+#define STEP(c) s = s * c + x[(k * stride + c) % n]; s = native_sqrt(s * s + c) * (s - c) + native_sin(s);
+float walk(__global const float* x, int n, int stride, float bias) {
+    float s = bias;
+    for (int k = 0; k < n; ++k) {
+        STEP(1) STEP(2) STEP(3) STEP(4) STEP(5) STEP(6) STEP(7) STEP(8)
+        STEP(9) STEP(10) STEP(11) STEP(12) STEP(13) STEP(14) STEP(15) STEP(16)
+    }
+    return s;
+}
+__kernel void three(__global const float* x, __global float* out, int n, int mode) {
+    int i = get_global_id(0);
+    float r;
+    if (mode == 0) r = walk(x + i, n, 1, 0.0f);
+    else if (mode == 1) r = walk(x + i, n, 2, 1.0f);
+    else r = walk(x + i, n, 4, 2.0f);
+    out[i] = r;
+}
+"""
+
+
+def test_a_helper_too_large_for_clangs_own_inlining_is_analysed_inside_its_kernel() -> None:
+    # -O1 leaves the three calls of walk() calls (a GPU compiler inlines them): its loop and its sixteen
+    # loads an iteration count at each call, as in the kernel itself
+    k = analyze_text(HELPER).kernel("three")
+    assert len(k.loops) == 3 and all(lp.trip_expr == "n" for lp in k.loops)
+    loads = [a for a in k.accesses if a.kind == "load" and a.param == "x"]
+    assert len(loads) == 3 * 16 and all(a.loops for a in loads)
+    ops = k.ops_for({"n": 100})
+    assert ops.flops >= 3 * 16 * 2 * 100 and ops.global_load_bytes == 3 * 16 * 4 * 100

@@ -3,7 +3,7 @@ written, so directives, loops and lenses attach to them before clang has compile
 
 from __future__ import annotations
 
-from clperf.core.frontend import parse
+from clperf.core.frontend import ALWAYS_INLINE, inline_helpers, parse
 
 HEADS = """
 __kernel void a(__global float* x) { x[0] = 1.0f; }
@@ -21,3 +21,27 @@ def test_every_way_of_writing_a_kernel_head_is_found() -> None:
     c = kernels["c"]
     assert [p.name for p in c.params] == ["n", "ap"] and c.params[1].pointer
     assert c.header_line == 4 and len(c.loops) == 1 and c.complete
+
+
+HELPERS = """
+#define N 4
+static float scale(float v) { return v * N; }
+int __attribute__((noinline)) kept(int a) { return a + 1; }
+#ifdef WIDE
+__global float* pick(__global float* p, int i) { return p + i; }
+#endif
+__kernel void k(__global float* x) { x[0] = scale(x[1]) + kept(2); }
+"""
+
+
+def test_helpers_are_marked_to_inline_on_their_own_lines_and_kernels_are_left_alone() -> None:
+    out = inline_helpers(HELPERS)
+    lines, before = out.split("\n"), HELPERS.split("\n")
+    assert len(lines) == len(before)
+    assert lines[2] == ALWAYS_INLINE + before[2]  # a static helper
+    assert lines[3] == before[3]  # already told never to inline
+    assert lines[5] == ALWAYS_INLINE + before[5]  # inside a preprocessor branch
+    assert lines[7] == before[7]  # the kernel
+    assert [k.name for k in parse(out)] == ["k"]
+    kernels_only = HEADS.replace("void helper(int z) {}", "")
+    assert inline_helpers(kernels_only) == kernels_only
