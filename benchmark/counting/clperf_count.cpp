@@ -14,9 +14,10 @@
 // Sampling: Oclgrind builds the list of groups to run in KernelInvocation's constructor and reads
 // it only after kernelBegin, so the plugin replaces the list there with a sample of it. The launch
 // keeps its real NDRange: get_global_size() and get_num_groups() answer as in the whole launch.
-// The sample's order is the first group, the last, then a stride near the golden ratio of the
-// group count, coprime to it: every prefix of the order is spread over the grid, so the time
-// budget may end the run after any group.
+// The sample's order is the middle group, the first, the last, then a stride near the golden ratio
+// of the group count, coprime to it: every prefix of the order is spread over the grid, so the time
+// budget may end the run after any group (and a run of one group has a typical one, not the end of
+// a grid whose work grows along it).
 //
 // Time: no group starts that would end after CLPERF_COUNT_DEADLINE, judged by the mean time of the
 // groups so far (the first group always starts), and a group still running at CLPERF_COUNT_ABORT
@@ -121,8 +122,8 @@ std::string quoted(const std::string& s)
   return out + "\"";
 }
 
-// The run order of ``total`` groups, its first ``sample`` (0: all): first, last, then a golden-ratio
-// stride coprime to ``total``, which visits every group once.
+// The run order of ``total`` groups, its first ``sample`` (0: all): middle, first, last, then a
+// golden-ratio stride coprime to ``total``, which visits every group once.
 std::vector<size_t> spread(size_t total, size_t sample)
 {
   size_t want = sample && sample < total ? sample : total;
@@ -137,13 +138,14 @@ std::vector<size_t> spread(size_t total, size_t sample)
   size_t stride = std::max<size_t>(1, size_t(double(total) * 0.6180339887498949 + 0.5));
   while (std::gcd(stride, total) != 1)
     ++stride;
-  order.push_back(0);
-  if (want > 1)
-    order.push_back(total - 1);
+  const size_t middle = total / 2;
+  for (size_t g : {middle, size_t(0), total - 1})
+    if (order.size() < want)
+      order.push_back(g);
   for (size_t k = 1; order.size() < want; ++k)
   {
     size_t g = size_t((unsigned __int128)k * stride % total); // k * stride may pass 2^64
-    if (g != total - 1)
+    if (g != total - 1 && g != middle)
       order.push_back(g);
   }
   return order;
