@@ -312,10 +312,10 @@ class KernelReport:
     op_blocks: tuple[tuple[str, Ops], ...] = field(default=(), repr=False, compare=False)
     block_runs: Mapping[str, float] | None = field(default=None, repr=False, compare=False)
     # (IR block, its loops outermost first), and the runs so far of each block in a counting run stopped
-    # before any work-item finished (``with_shares``): a branch's ops and accesses count the share of the
-    # loops' trips that it ran
+    # before any work-item finished (``with_shares``; None: a block the run's compiler shaped otherwise): a
+    # branch's ops and accesses count the share of the loops' trips that it ran
     block_loops: tuple[tuple[str, tuple[int, ...]], ...] = field(default=(), repr=False, compare=False)
-    block_shares: Mapping[str, float] | None = field(default=None, repr=False, compare=False)
+    block_shares: Mapping[str, float | None] | None = field(default=None, repr=False, compare=False)
     required_local: tuple[int, ...] | None = None  # __attribute__((reqd_work_group_size(X, Y, Z)))
 
     def _weight(self, loops: tuple[int, ...], args: Mapping[str, int | float] | None) -> tuple[float, bool]:
@@ -401,13 +401,13 @@ class KernelReport:
         finished (``inner_trips_from``'s runs): each block in a loop counts the share of the runs it would
         have had on every trip that it had so far (``_shares``). A rare branch (an overflow's fix-up) then
         counts as rarely as it was taken, not on every trip."""
-        lost = set(unmatched)
-        return replace(self, block_shares={b: n for b, n in runs.items() if b not in lost})
+        return replace(self, block_shares={**runs, **{b: None for b in unmatched}})
 
     def _shares(self, args: Mapping[str, int | float] | None) -> dict[str, float]:
         """Per block in a loop, of ``block_shares``' stopped run: its runs over its outermost loop header's
         runs times the trips of the loops inside that one it is in (measured, or for ``args``), where that
-        header ran at least MIN_SHARE_RUNS times and every such trip count is known; at most 1."""
+        header ran at least MIN_SHARE_RUNS times, every such trip count is known and both blocks' runs are;
+        at most 1."""
         runs = self.block_shares
         if not runs:
             return {}
@@ -416,10 +416,11 @@ class KernelReport:
             if not chain or chain[-1] >= len(self.loops):
                 continue
             header = self.loops[chain[0]].header
-            seen = runs.get(header, 0.0)
+            seen, ran = runs.get(header, 0.0), runs.get(block, 0.0)
             inner, unknown = self._weight(chain[1:], args)
-            if header and seen >= MIN_SHARE_RUNS and not unknown and inner > 0:
-                out[block] = min(1.0, runs.get(block, 0.0) / (seen * inner))
+            if seen is None or ran is None or not header or seen < MIN_SHARE_RUNS or unknown or inner <= 0:
+                continue
+            out[block] = min(1.0, ran / (seen * inner))
         return out
 
     def with_trips(self, trips: Mapping[int, float]) -> KernelReport:
