@@ -2,14 +2,14 @@
 warp, by where the table is and how many distinct keys the warp's lanes search for, for the roofline's
 chain bound (``roofline.chain_ms``). Runs on the GPU machine with pyopencl (no clperf):
 
-    python3 bench/gpu_constant.py [PLATFORM_SUBSTRING] > constant.json     (beside bench/gpu_math.py)
+    python3 bench/gpu_constant.py [PLATFORM_SUBSTRING [GROUP_WARPS]] > constant.json   (beside gpu_math.py)
 
 Each work-item (kernel ``search_KIND``) makes ``ITERATIONS`` searches; a search reads a key from a small
 ``__global`` array (L1 resident) and halves ``[0, BINS)`` with
 ``if (key >= bins[mid]) hi = mid; else lo = mid;`` until one bin is left (log2(BINS) dependent steps). A
 warp's 32 lanes search ``spread`` distinct keys (1: every lane the same, 32: each its own), so a step
-reaches up to min(spread, 2^step) distinct entries of the table. Work-groups of one warp, ``warps`` of
-them per compute unit. Kinds:
+reaches up to min(spread, 2^step) distinct entries of the table. Work-groups of ``GROUP_WARPS`` warps
+(default 1; the histograms are then shared by them), ``warps`` of them per compute unit. Kinds:
 
 * ``constant``: the table in ``__constant`` memory;
 * ``global``: the same table in ``__global`` memory;
@@ -93,13 +93,14 @@ __kernel void search_constant_local_atomic(__constant float* bins, __global cons
 
 def main() -> None:
     dev, ctx, queue = open_device(sys.argv[1] if len(sys.argv) > 1 else "")
+    group_warps = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     prg = cl.Program(ctx, SOURCE).build(options=f"-DBINS={BINS} -DKEYS={KEYS}")
     kinds = ("constant", "global", "constant_atomic", "constant_local_atomic")
     kernels = {k: cl.Kernel(prg, f"search_{k}") for k in kinds}
     units = dev.max_compute_units
     result: dict[str, object] = {"device": dev.name, "driver": dev.driver_version, "compute_units": units,
                                  "clock_mhz": dev.max_clock_frequency, "bins": BINS,
-                                 "iterations": ITERATIONS}
+                                 "iterations": ITERATIONS, "group_warps": group_warps}
     rng = np.random.default_rng(7)
     bins = np.sort(rng.random(BINS, dtype=np.float32))[::-1].copy()  # descending, as the search expects
     keys = rng.random(KEYS, dtype=np.float32)
@@ -109,12 +110,12 @@ def main() -> None:
     out = cl.Buffer(ctx, mf.READ_WRITE, units * max(WARPS) * 32 * BINS * 4)
     rows = []
     for spread in SPREADS:
-        for warps in WARPS:
+        for warps in WARPS if group_warps == 1 else (group_warps, 2 * group_warps, 4 * group_warps):
             items = units * 32 * warps
             for kind in kinds:
                 kernel = kernels[kind]
                 x = (bins_buf, keys_buf, np.int32(ITERATIONS), np.uint32(spread), out)
-                ms = best_ms(lambda k=kernel, g=items, x=x: k(queue, (g,), (32,), *x))
+                ms = best_ms(lambda k=kernel, g=items, x=x: k(queue, (g,), (32 * group_warps,), *x))
                 rows.append({"kind": kind, "spread": spread, "warps_per_cu": warps, "ms": ms,
                              "ns_per_search": ms * 1e6 / ITERATIONS})
     result["rows"] = rows
