@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import inspect
 import json
 import logging
 import os
 import sys
+import textwrap
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -31,6 +33,7 @@ from clperf.api import Workspace
 from clperf.benchmark.corpus import family_of
 from clperf.benchmark.counting import Counts
 from clperf.core import children, paths
+from clperf.core.frontend import inline_helpers
 from clperf.core.records import Device, Scenario
 from clperf.predictor.analysis.pipeline import analyze_text
 from clperf.predictor.model import features, profiles, tokenizer
@@ -362,14 +365,20 @@ class CountedLaunch:
 
 
 # The code a counting run's reduction depends on (besides the launch, the device's cache facts and the
-# budget, which are in each line's key): counted again when it changes.
-_COUNTED_SOURCES = ("benchmark/counting", "predictor/model/memory.py")
+# budget, which are in each line's key): counted again when it changes. The run and its reduction; the
+# compiler's command line, whose IR names the blocks; and, of larger modules, the functions that give
+# Oclgrind its source and reduce the trace to traffic.
+_COUNTED_SOURCES = ("benchmark/counting", "predictor/model/memory.py", "clperf/core/compile.py")
+_COUNTED_FUNCTIONS = (inline_helpers, Workspace.memory, Workspace._lockstep_share)
 
 
 def _counted_version() -> str:
-    """The counting budget and the code of ``_COUNTED_SOURCES``, hashed: Python files by their syntax tree
-    without docstrings (an edited comment or docstring counts nothing again), the plugin's C++ whole."""
+    """The counting budget and the code of ``_COUNTED_SOURCES`` and ``_COUNTED_FUNCTIONS``, hashed: Python
+    by its syntax tree without docstrings (an edited comment or docstring counts nothing again), the
+    plugin's C++ whole."""
     h = hashlib.sha256(f"{COUNT_BUDGET_S}".encode())
+    for fn in _COUNTED_FUNCTIONS:
+        h.update(fn.__qualname__.encode() + b"\0" + _code_of(textwrap.dedent(inspect.getsource(fn))).encode())
     root = Path(__file__).resolve().parents[2]
     for part in _COUNTED_SOURCES:
         where = root / part
