@@ -106,9 +106,14 @@ def parse(ir: str) -> IRText:
 
 
 def _body_line(current: FunctionText, line: str) -> None:
-    """An instruction line of a function body; labels, comments and blank lines are left out."""
+    """An instruction line of a function body; labels, comments and blank lines are left out, and the
+    lines of a ``switch``'s case list (printed one case a line, up to ``]``) join their instruction's."""
     s = line.strip()
     if not s or s.startswith(";") or (s.endswith(":") or re.match(r"^[\w.$\"-]+:\s*(;.*)?$", s)):
+        return
+    last = current.lines[-1] if current.lines else ""
+    if last.startswith("switch ") and last.count("[") > last.count("]"):
+        current.lines[-1] = f"{last} {s}"
         return
     current.lines.append(s)
 

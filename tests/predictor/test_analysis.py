@@ -619,3 +619,25 @@ def test_a_helper_too_large_for_clangs_own_inlining_is_analysed_inside_its_kerne
     assert len(loads) == 3 * 16 and all(a.loops for a in loads)
     ops = k.ops_for({"n": 100})
     assert ops.flops >= 3 * 16 * 2 * 100 and ops.global_load_bytes == 3 * 16 * 4 * 100
+
+
+SWITCH = """
+__kernel void pick(__global float* x, int mode) {
+    int i = get_global_id(0);
+    switch (mode) {
+        case 0: x[i] += 1.0f; break;
+        case 1: x[i] *= 2.0f; break;
+        case 2: x[i] -= 3.0f; break;
+        default: x[i] = 0.0f;
+    }
+    for (int k = 0; k < mode; ++k) x[i] += x[k];
+}
+"""
+
+
+def test_a_switch_printed_over_several_lines_keeps_every_source_position() -> None:
+    # clang prints a switch's cases one a line: read as instructions of their own, they had shifted every
+    # instruction's text from its debug location, and every access and loop lost its position
+    k = analyze_text(SWITCH).kernel("pick")
+    assert k.accesses and all(a.line >= 5 for a in k.accesses)
+    assert [lp.line for lp in k.loops] == [10]
