@@ -33,6 +33,7 @@ from clperf.api import Workspace
 from clperf.benchmark.corpus import family_of
 from clperf.benchmark.counting import Counts
 from clperf.core import children, paths
+from clperf.core.compile import INLINE_THRESHOLD, clang_command
 from clperf.core.frontend import inline_helpers
 from clperf.core.records import Device, Scenario
 from clperf.predictor.analysis.pipeline import analyze_text
@@ -77,8 +78,10 @@ class Examples:
 
 def cache_path(data: Sequence[Path], traced: int = TRACED_PER_KERNEL) -> Path:
     """Keyed by the datasets' contents (not their paths or times), so a fresh clone, or another machine
-    given the cached folder, finds the examples of the same data."""
-    h = hashlib.sha256(f"{FEATURES_VERSION}|{traced}|{COUNT_BUDGET_S}".encode())
+    given the cached folder, finds the examples of the same data; and by the features', the roofline's and
+    the kept counting runs' versions, so a change to any of them builds the examples again."""
+    h = hashlib.sha256(f"{FEATURES_VERSION}|{rl.MODEL_VERSION}|{_counted_version()}|{traced}|{COUNT_BUDGET_S}"
+                       .encode())
     for p in expand_data(data):
         h.update(p.read_bytes())
     return paths.state_dir() / "features" / f"examples-{h.hexdigest()[:16]}"
@@ -365,18 +368,19 @@ class CountedLaunch:
 
 
 # The code a counting run's reduction depends on (besides the launch, the device's cache facts and the
-# budget, which are in each line's key): counted again when it changes. The run and its reduction; the
-# compiler's command line, whose IR names the blocks; and, of larger modules, the functions that give
-# Oclgrind its source and reduce the trace to traffic.
-_COUNTED_SOURCES = ("benchmark/counting", "predictor/model/memory.py", "clperf/core/compile.py")
-_COUNTED_FUNCTIONS = (inline_helpers, Workspace.memory, Workspace._lockstep_share)
+# budget, which are in each line's key): counted again when it changes. The run and its reduction (paths
+# from the package's root, the same in a checkout and an installed copy); and, of larger modules, the
+# compiler's command line, whose IR names the blocks, and the functions that give Oclgrind its source and
+# reduce the trace to traffic.
+_COUNTED_SOURCES = ("benchmark/counting", "predictor/model/memory.py")
+_COUNTED_FUNCTIONS = (clang_command, inline_helpers, Workspace.memory, Workspace._lockstep_share)
 
 
 def _counted_version() -> str:
     """The counting budget and the code of ``_COUNTED_SOURCES`` and ``_COUNTED_FUNCTIONS``, hashed: Python
     by its syntax tree without docstrings (an edited comment or docstring counts nothing again), the
     plugin's C++ whole."""
-    h = hashlib.sha256(f"{COUNT_BUDGET_S}".encode())
+    h = hashlib.sha256(f"{COUNT_BUDGET_S}|{INLINE_THRESHOLD}".encode())
     for fn in _COUNTED_FUNCTIONS:
         h.update(fn.__qualname__.encode() + b"\0" + _code_of(textwrap.dedent(inspect.getsource(fn))).encode())
     root = Path(__file__).resolve().parents[2]
