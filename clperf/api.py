@@ -301,7 +301,8 @@ class Workspace:
                 lockstep = Workspace._lockstep_share(kernel, scenario, counts.trace, group)
                 if lockstep is None:
                     return None
-                traced, counts_trace = lockstep, counts.trace[counts.trace["group"] == groups[0]]
+                first = counts.trace["group"] == counts.trace["group"][0]  # the group _lockstep_share read
+                traced, counts_trace = lockstep, counts.trace[first]
         elif counts.trace_truncated and traced > 1:
             traced -= 1  # the last group's accesses are cut short: leave it out of the scale
             counts_trace = counts.trace[counts.trace["group"] != counts.trace["group"][-1]]
