@@ -44,26 +44,20 @@ SOURCE = r"""
         if (key >= table[mid]) hi = mid; else lo = mid;                 \
     }
 
-__kernel void search_constant(__constant float* bins, __global const float* keys, int iterations,
-                              uint spread, __global uint* out) {
-    uint lane = get_global_id(0) % spread, acc = 0u;
-    for (int k = 0; k < iterations; ++k) {
-        float key = keys[(k * spread + lane) & (KEYS - 1)];
-        SEARCH(bins)
-        acc += hi;
-    }
-    out[get_global_id(0)] = acc;
+// the same search over a table in one address space or another
+#define SEARCH_KERNEL(name, space)                                                                   \
+__kernel void name(space const float* bins, __global const float* keys, int iterations, uint spread, \
+                   __global uint* out) {                                                             \
+    uint lane = get_global_id(0) % spread, acc = 0u;                                                 \
+    for (int k = 0; k < iterations; ++k) {                                                           \
+        float key = keys[(k * spread + lane) & (KEYS - 1)];                                          \
+        SEARCH(bins)                                                                                 \
+        acc += hi;                                                                                   \
+    }                                                                                                \
+    out[get_global_id(0)] = acc;                                                                     \
 }
-__kernel void search_global(__global const float* bins, __global const float* keys, int iterations,
-                            uint spread, __global uint* out) {
-    uint lane = get_global_id(0) % spread, acc = 0u;
-    for (int k = 0; k < iterations; ++k) {
-        float key = keys[(k * spread + lane) & (KEYS - 1)];
-        SEARCH(bins)
-        acc += hi;
-    }
-    out[get_global_id(0)] = acc;
-}
+SEARCH_KERNEL(search_constant, __constant)
+SEARCH_KERNEL(search_global, __global)
 __kernel void search_constant_atomic(__constant float* bins, __global const float* keys,
                                      int iterations, uint spread, __global uint* hist) {
     uint lane = get_global_id(0) % spread;
