@@ -36,16 +36,33 @@ _DEFAULT_OVERHEAD_MS = {"gpu": 0.005, "cpu": 0.02, "accelerator": 0.01}
 @dataclass(frozen=True)
 class MathCosts:
     """What one special-function call costs a device, in flops of its peak rate (an FMA is 2), per cost
-    class (``analysis.opcounts.special_class``), and what a call in double precision costs more."""
+    class (``analysis.opcounts.special_class``), and what a call in double precision costs more: per class
+    where the profile measured it (``fp64_short``, ``fp64_long``, ``fp64_pow``), else ``fp64_extra``."""
 
     short: float
     long: float
     pow: float
     fp64_extra: float
+    fp64_short: float | None = None
+    fp64_long: float | None = None
+    fp64_pow: float | None = None
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> MathCosts:
-        return cls(float(d["short"]), float(d["long"]), float(d["pow"]), float(d.get("fp64_extra", 0.0)))
+        def extra(key: str) -> float | None:
+            return float(d[key]) if d.get(key) is not None else None
+        return cls(float(d["short"]), float(d["long"]), float(d["pow"]), float(d.get("fp64_extra", 0.0)),
+                   extra("fp64_short"), extra("fp64_long"), extra("fp64_pow"))
+
+    def fp64_extra_of(self, short: float, long: float, pow: float) -> float:
+        """What one double-precision call costs more, for a kernel whose calls fall ``short``, ``long`` and
+        ``pow`` into the classes: each class's measured extra weighted by its calls (which of them are the
+        double ones the analysis does not keep apart), ``fp64_extra`` where a class was not measured."""
+        parts = ((short, self.fp64_short), (long, self.fp64_long), (pow, self.fp64_pow))
+        calls = short + long + pow
+        if calls <= 0:
+            return self.fp64_extra
+        return sum(n * (self.fp64_extra if e is None else e) for n, e in parts) / calls
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from clperf.predictor.model import profiles
 from clperf.predictor.model.memory import MemoryTraffic
 
 MODEL_NAME = "roofline"
-MODEL_VERSION = "11"  # also stands for the analysis behind the learned features (cache keys)
+MODEL_VERSION = "12"  # also stands for the analysis behind the learned features (cache keys)
 
 SEGMENT_BYTES = {"gpu": 32, "cpu": 64, "accelerator": 64}  # GPU sector, CPU cache line
 LINE_BYTES = 128  # a GPU cache line: what a warp's request of consecutive words reaches
@@ -328,14 +328,15 @@ def compute_ops(t: Traffic, device: Device) -> float:
     """The launch's arithmetic in FMA-counted flops of the peak rate: integer ops at INT_OP_COST, and
     double-precision and special-function instructions at the device's extra costs
     (``profiles.ProfileFacts``): each special function at its cost class's measured cost where the
-    profile has them (``math_costs``, a call in double precision that much more again), else every one at
+    profile has them (``math_costs``, a call in double precision its class's extra more), else every one at
     ``special_op_cost``. Charging every float instruction the issue slot of an FMA was tried: it fitted
     the H200 training data worse."""
     f = profiles.facts(device)
     if f.math_costs is not None:
         c = f.math_costs
         special = ((c.short - 1.0) * t.math_short + (c.long - 1.0) * t.math_long
-                   + (c.pow - 1.0) * t.math_pow + c.fp64_extra * t.math_fp64)
+                   + (c.pow - 1.0) * t.math_pow
+                   + c.fp64_extra_of(t.math_short, t.math_long, t.math_pow) * t.math_fp64)
     else:
         special = (f.special_op_cost - 1.0) * t.special_ops
     return t.flops + (f.fp64_cost - 1.0) * t.fp64_ops + special + INT_OP_COST * t.int_ops

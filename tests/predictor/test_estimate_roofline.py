@@ -61,7 +61,29 @@ def test_special_functions_cost_their_class_on_a_profile_that_measured_them() ->
     assert rl.compute_ops(sines, h200) - rl.compute_ops(base, h200) == pytest.approx((c.long - 1) * 1e11)
     assert rl.compute_ops(roots, h200) - rl.compute_ops(base, h200) == pytest.approx((c.short - 1) * 1e11)
     doubled = replace(sines, math_fp64=1e11)
-    assert rl.compute_ops(doubled, h200) - rl.compute_ops(sines, h200) == pytest.approx(c.fp64_extra * 1e11)
+    assert rl.compute_ops(doubled, h200) - rl.compute_ops(sines, h200) == pytest.approx(c.fp64_long * 1e11)
+
+
+def test_a_double_call_costs_the_extra_its_class_measured() -> None:
+    """H200 (data/h200/gpu_math.json): a double sqrt or exp costs ~46 flops more than the float one, a
+    double sin or log ~95, a double pow 364: one median extra over-charged the first and under-charged
+    the last by 2-4x."""
+    h200 = profiles.select_device("h200")
+    c = profiles.facts(h200).math_costs
+    assert c is not None and c.fp64_short is not None and c.fp64_long is not None and c.fp64_pow is not None
+    assert c.fp64_short < c.fp64_long < c.fp64_pow
+    base = rl.Traffic(1 << 20, 0.0, 0.0, 0.0, 0.0, 1e12, 0.0, 0.0)
+    powers = replace(base, special_ops=1e10, math_pow=1e10)
+    roots = replace(base, special_ops=1e10, math_short=1e10)
+    for plain, extra in ((powers, c.fp64_pow), (roots, c.fp64_short)):
+        doubled = replace(plain, math_fp64=1e10)
+        assert rl.compute_ops(doubled, h200) - rl.compute_ops(plain, h200) == pytest.approx(extra * 1e10)
+    # a kernel of double sqrt and pow calls alike: each class's extra on its half
+    mixed = replace(base, special_ops=2e10, math_short=1e10, math_pow=1e10)
+    added = rl.compute_ops(replace(mixed, math_fp64=2e10), h200) - rl.compute_ops(mixed, h200)
+    assert added == pytest.approx((c.fp64_short + c.fp64_pow) * 1e10)
+    # a profile that measured no class falls back to the one extra
+    assert profiles.MathCosts(11.0, 57.0, 164.0, 92.0).fp64_extra_of(1.0, 0.0, 3.0) == 92.0
 
 
 def test_global_atomics_are_bound_by_the_measured_cost_of_a_warp_request() -> None:
