@@ -31,6 +31,7 @@ H200 by bench/gpu_onchip.py, l1_sparse and l2_sparse):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -79,6 +80,11 @@ class GpuMemory:
     # updates (bench/gpu_serial.py, global_atomic_table): (table bytes, ns when its lanes reach one line,
     # ns when they reach 32) rows by table size
     atomic_table_ns: tuple[tuple[int, float, float], ...] = ()
+    # what a warp's request of a global atomic costs when every work-group updates the same table
+    # (bench/atomic_shared.py): ``atomic_word_ns`` for each of its lanes that reach one word (those wait
+    # for each other), or by the table's 128-byte lines (lines, ns) rows, whichever is more; 0, (): unknown
+    atomic_word_ns: float = 0.0
+    atomic_shared_ns: tuple[tuple[int, float], ...] = ()
     # measured device-wide read rates (bench/gpu_onchip.py), GB/s: __local (conflict-free, so bytes of
     # wavefronts), global reads that hit L1, and those that miss L1 and hit L2; 0: unknown
     local_gbs: float = 0.0
@@ -102,7 +108,7 @@ class GpuMemory:
     def from_json(cls, d: Mapping[str, Any]) -> GpuMemory:
         known: dict[str, Any] = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
         rows: dict[str, Any] = {k: tuple(sorted((int(b), float(ns)) for b, ns in known.get(k, ())))
-                                for k in ("chase_ns", "search_ns")}
+                                for k in ("chase_ns", "search_ns", "atomic_shared_ns")}
         rows["atomic_table_ns"] = tuple(sorted((int(b), float(one), float(spread))
                                                for b, one, spread in known.get("atomic_table_ns", ())))
         return cls(**{**known, "local_carveouts_kb": tuple(known.get("local_carveouts_kb", ())), **rows})
@@ -117,6 +123,28 @@ class GpuMemory:
         _, one, spread = next((r for r in rows if r[0] >= table_bytes), rows[-1])
         share = min(1.0, max(0.0, (lines - 1) / max(1, self.warp_size - 1)))
         return one + (spread - one) * share
+
+    def shared_atomic_ns(self, lanes_per_word: float, table_lines: float) -> float:
+        """The measured cost of one warp request of a global atomic on a table every work-group updates,
+        where at most ``lanes_per_word`` of its lanes reach one word and the table spans ``table_lines``
+        lines: two or more lanes on one word one after another, or the table's row (interpolated between rows
+        by the logarithm of its lines, beyond the last row in proportion to its lines: each line takes
+        its own share of the updates), whichever is more. 0 where the profile has no rows."""
+        rows = self.atomic_shared_ns
+        if not rows:
+            return 0.0
+        lines = max(1.0, table_lines)
+        if lines >= rows[-1][0]:
+            by_lines = rows[-1][1] * rows[-1][0] / lines
+        else:
+            i = next(k for k, r in enumerate(rows) if r[0] > lines)
+            if i == 0:
+                by_lines = rows[0][1]
+            else:
+                (a, na), (b, nb) = rows[i - 1], rows[i]
+                w = math.log(lines / a) / math.log(b / a)
+                by_lines = na + (nb - na) * w
+        return max(self.atomic_word_ns * lanes_per_word if lanes_per_word >= 2 else 0.0, by_lines)
 
     def wait_ns(self, wait: str, region_bytes: float | None) -> float | None:
         """The measured time one iteration waits for a load that moves as ``wait`` says
@@ -558,11 +586,15 @@ def _shared_l1_hits(s: _Stream, per_group: np.ndarray, unique: np.ndarray, group
 
 def _atomic_ns(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, mem: GpuMemory,
                footprint: np.ndarray) -> float:
-    """The mean cost of a warp request of the traced global atomics: a lane updating a word that another
-    traced update also reaches waits for it (``atomic_ns``, a shared histogram's regime); the others cost
-    what a request reaching as many lines of a table of its buffer's footprint (``footprint``, bytes per
-    region) costs (``GpuMemory.atomic_request_ns``: a graph's scattered updates over a large array pay
-    DRAM's price for every lane). 0 where none is traced."""
+    """The mean cost of a warp request of the traced global atomics. A buffer some word of which more
+    than one traced work-group updates is a table the whole grid shares (a global histogram, a counter):
+    a request's lanes on one word wait for each other, and the table's lines (of its footprint) take all
+    the grid's updates (``GpuMemory.shared_atomic_ns``). Else, a lane updating a word that another traced
+    update also reaches waits for it (``atomic_ns``, a group's own histogram); the others cost what a
+    request reaching as many lines of a table of its buffer's footprint (``footprint``, bytes per region)
+    costs (``GpuMemory.atomic_request_ns``: a graph's scattered updates over a large array pay DRAM's
+    price for every lane), which is also the least a shared table's request costs. 0 where none is
+    traced."""
     a = (t["kind"][order] == ATOMIC) & (t["space"][order] == GLOBAL)
     if not a.any():
         return 0.0
@@ -571,16 +603,31 @@ def _atomic_ns(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, 
     region = t["region"][rec]
     word = _key(region, t["offset"][rec].astype(np.int64) // 4)
     _, inverse, per_word = np.unique(word, return_inverse=True, return_counts=True)
+    pairs = np.unique(np.stack([inverse, t["group"][rec].astype(np.int64)], 1), axis=0)
+    groups = np.bincount(pairs[:, 0], minlength=len(per_word))  # the traced groups that update each word
+    shared = groups[inverse] > 1
     contended = per_word[inverse] > 1
-    _, per_request = np.unique(_units(t, areq, rec, mem.line_bytes)[0], return_counts=True)  # lines each
-    first = np.unique(areq, return_index=True)[1]
+    reqs, first, at_req = np.unique(areq, return_index=True, return_inverse=True)
+    lines = np.unique(_units(t, areq, rec, mem.line_bytes)[0], return_counts=True)[1]  # per request
     regions, at = np.unique(region[first], return_inverse=True)
     one, spread = (np.array([mem.atomic_request_ns(n, float(footprint[r])) for r in regions])
                    for n in (1, mem.warp_size))
-    reach = np.clip((per_request - 1) / max(1, mem.warp_size - 1), 0.0, 1.0)
+    reach = np.clip((lines - 1) / max(1, mem.warp_size - 1), 0.0, 1.0)
     costs = one[at] + (spread[at] - one[at]) * reach
-    share = float(contended.mean())
-    return share * mem.atomic_ns + (1 - share) * float(costs.mean())
+    request_region = region[first]
+    on_table = np.isin(request_region, np.unique(region[shared]))  # a table some word of which is shared
+    on_contended = np.zeros(len(reqs), bool)
+    np.logical_or.at(on_contended, at_req, contended)
+    costs = np.where(on_contended & ~on_table, mem.atomic_ns, costs)
+    if on_table.any() and mem.atomic_shared_ns:
+        on_word, lanes = np.unique(np.stack([at_req, inverse], 1), axis=0, return_counts=True)
+        busiest = np.zeros(len(reqs))  # a request's lanes on its busiest word
+        np.maximum.at(busiest, on_word[:, 0], lanes)
+        kinds, which = np.unique(np.stack([busiest[on_table], request_region[on_table]], 1), axis=0,
+                                 return_inverse=True)
+        priced = np.array([mem.shared_atomic_ns(n, footprint[int(r)] / mem.line_bytes) for n, r in kinds])
+        costs[on_table] = np.maximum(costs[on_table], priced[which.ravel()])
+    return float(costs.mean())
 
 
 def l1_clocks(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, mem: GpuMemory) -> float:

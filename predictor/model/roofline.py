@@ -92,6 +92,9 @@ class Traffic:
     math_pow: float = 0.0
     math_fp64: float = 0.0
     global_atomics: float = 0.0  # executions of atomics on global memory, all work-items
+    # of those, the ones whose address does not move with the work-group (``shared_atomic``): a table the
+    # whole grid updates, per access (executions, lanes of a warp on one word, the table's bytes)
+    shared_atomics: tuple[tuple[float, float, float], ...] = ()
     global_loads: float = 0.0  # executions of global and constant load instructions, all work-items
     longest_item: float = 1.0  # the longest work-item's chain over the mean one's (a counting run's trace)
     l2_bytes: float | None = None  # what misses L1, from a counting run's trace; None: not known (static)
@@ -208,6 +211,7 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     # DRAM traffic is capped per buffer and direction: reading and writing one buffer moves it twice
     issued_by_param: dict[tuple[str | None, str], float] = {}
     useful = loads = atomics = 0.0
+    shared_atomics: list[tuple[float, float, float]] = []
     waits: dict[tuple[str, str, float], float] = {}
     sizes = {p.name: p for p in getattr(kernel, "params", ())}
     for access, per_item in counts:
@@ -224,7 +228,11 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
             most, body = looped.get(loop, (0.0, []))
             new, dependent = _round_load(access, loop, symbols)
             looped[loop] = (max(most, execs), [*body, (new, access.param, dependent)])
-        atomics += execs if access.kind == "atomic" and access.address_space == "global" else 0.0
+        if access.kind == "atomic" and access.address_space == "global":
+            atomics += execs
+            shared = shared_atomic(access, _buffer_bytes(access.param, sizes, args))
+            if shared is not None and execs:
+                shared_atomics.append((execs, *shared))
         k = (access.param, access.kind)
         moved = execs * bytes_per_execution(access, args, device_type)
         issued_by_param[k] = issued_by_param.get(k, 0.0) + moved
@@ -247,7 +255,7 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     rounds = tuple((execs, tuple((new, share.get(param, 1.0), float(dep)) for new, param, dep in body))
                    for loop, (execs, body) in sorted(looped.items()) if loop not in waited_loops)
     return Traffic(n, issued_total, dram, useful, local, flops, int_ops, barriers, int_divs, fp64, special,
-                   **math, global_atomics=atomics, global_loads=loads,
+                   **math, global_atomics=atomics, global_loads=loads, shared_atomics=tuple(shared_atomics),
                    waits=tuple((*k, e) for k, e in sorted(waits.items())), rounds=rounds)
 
 
@@ -298,6 +306,23 @@ def _round_load(access: AccessLike, loop: int, symbols: Mapping[str, int | float
         return (1.0 if loaded or any(sym.startswith("v:") for sym in names) else 0.0), loaded
     value = poly.evaluate(step, symbols) if step is not None else None
     return (1.0 if value is None else min(1.0, abs(value) / LINE_BYTES)), False
+
+
+def shared_atomic(access: AccessLike, table_bytes: float) -> tuple[float, float] | None:
+    """A global atomic whose address has no term of the work-item's global or group id updates a table
+    that every work-group updates too: (the lanes of a warp that reach one word, the table's bytes), the
+    table being the buffer. Lanes on one word: all 32 where the address is the same for every lane, one
+    where it moves with the local id, and where it hangs on data the warp's lanes spread over the table's
+    words. None for other atomics, or where the address or the buffer's size is not known."""
+    if access.offset is None or table_bytes <= 0:
+        return None
+    names = poly.symbols(poly.thaw(access.offset))
+    if any(n[:3] in ("gid", "grp") for n in names):
+        return None
+    words = max(1.0, table_bytes / float(access.element_size or 4))
+    if any(n.startswith(("ld:", "v:")) for n in names):
+        return max(1.0, 32.0 / words), table_bytes
+    return (1.0 if any(n[:3] == "lid" for n in names) else 32.0), table_bytes
 
 
 def _buffer_bytes(param: str | None, params: Mapping[str, Any], args: Mapping[str, int | float]) -> float:
@@ -415,13 +440,20 @@ def round_trips_ns(t: Traffic, device: Device) -> float:
 def atomic_ms(t: Traffic, device: Device) -> float:
     """The global atomics' own throughput bound: each warp's request at the device's measured cost per
     request: what a counting run's trace says its atomics cost (``Traffic.atomic_ns``: the lines each
-    request reaches, the table's size, updates of one word by several), else ``GpuMemory.atomic_ns``
-    (requests to words of a group's own small table); 0 where the profile does not give it."""
+    request reaches, the table's size, updates of one word by several groups or by one), else, statically,
+    ``GpuMemory.shared_atomic_ns`` for an atomic on a table every work-group updates
+    (``Traffic.shared_atomics``) and ``GpuMemory.atomic_ns`` for the others (requests to words of a
+    group's own small table); 0 where the profile does not give them."""
     mem = profiles.facts(device).gpu_memory
-    ns = t.atomic_ns or (mem.atomic_ns if mem is not None else 0.0)
-    if mem is None or not ns or not t.global_atomics:
+    if mem is None or not t.global_atomics:
         return 0.0
-    return t.global_atomics / mem.warp_size * ns * 1e-6
+    if t.atomic_ns:
+        return t.global_atomics / mem.warp_size * t.atomic_ns * 1e-6
+    shared = sum(execs for execs, _, _ in t.shared_atomics)
+    total_ns = max(0.0, t.global_atomics - shared) * mem.atomic_ns + sum(
+        execs * max(mem.atomic_ns, mem.shared_atomic_ns(lanes, math.ceil(table / mem.line_bytes)))
+        for execs, lanes, table in t.shared_atomics)
+    return total_ns / mem.warp_size * 1e-6
 
 
 def cache_ms(t: Traffic, device: Device, bandwidth_gbs: float) -> float:

@@ -290,6 +290,24 @@ kernel void h(global const int *data, global int *hist, local int *bins) {
     assert t.global_atomics == 4096
 
 
+def test_atomics_on_a_table_every_group_updates_are_told_from_a_groups_own():
+    src = """
+kernel void grid(global uint *bins, global const uint *d, uint mask) {
+    atomic_inc(&bins[d[get_global_id(0)] & mask]);       // data picks a bin of one table: shared
+    atomic_inc(&bins[0]);                                // one counter: all 32 lanes on it
+    atomic_add(&bins[get_local_id(0)], 1u);              // a bin per lane, the same in every group
+}
+kernel void own(global uint *hists, global const uint *d) {
+    atomic_inc(&hists[get_group_id(0) * 32 + (d[get_global_id(0)] & 31)]);  // the group's own table
+    atomic_inc(&hists[get_global_id(0)]);                                    // a word per work-item
+}"""
+    scenario = Scenario(global_size=(4096,), local_size=(256,), args={"bins": 1024, "hists": 4096, "d": 4096})
+    t = rl.traffic(kernel(src, "grid"), scenario, "gpu")
+    assert sorted((lanes, table) for _, lanes, table in t.shared_atomics) == [
+        (1.0, 4096.0), (1.0, 4096.0), (32.0, 4096.0)]
+    assert rl.traffic(kernel(src, "own"), scenario, "gpu").shared_atomics == ()
+
+
 def test_atomics_cl20_atomicrmw():
     rep = analyze_text("""
 // clperf-build: -cl-std=CL2.0

@@ -99,6 +99,12 @@ def test_global_atomics_are_bound_by_the_measured_cost_of_a_warp_request() -> No
     # a counting run's trace tells what its atomics' requests cost (scattered over a large array: more)
     traced = replace(t, atomic_ns=1.726)
     assert rl.atomic_ms(traced, h200) == pytest.approx(1e9 * 1.726 * 1e-6)
+    # statically, a counter every work-group updates costs its 32 lanes one after another
+    counter = replace(t, shared_atomics=((32e9, 32.0, 4.0),))
+    assert rl.atomic_ms(counter, h200) == pytest.approx(1e9 * 32 * mem.atomic_word_ns * 1e-6)
+    # a 1,024-word table (32 lines) the measured 2.72 ns; half the atomics on it, half at the group rate
+    half = replace(t, shared_atomics=((16e9, 1.0, 4096.0),))
+    assert rl.atomic_ms(half, h200) == pytest.approx(0.5e9 * (2.72 + mem.atomic_ns) * 1e-6)
 
 
 def test_wasted_segments_cost_cache_bandwidth() -> None:

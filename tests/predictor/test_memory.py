@@ -391,8 +391,8 @@ def test_atomics_on_words_of_their_own_cost_what_their_lines_and_table_do(table,
     assert out.atomic_ns == pytest.approx(ns, rel=0.02)
 
 
-def test_atomics_on_a_shared_histogram_cost_the_contended_rate():
-    # every work-item adds to one of 20 bins: each word is updated again and again
+def test_atomics_on_a_group_histogram_cost_the_contended_rate():
+    # every work-item adds to one of 20 bins of its group's own table: each word is updated again and again
     items = np.arange(256)
     t = trace(item=items, offset=4 * (items % 20), kind=ATOMIC)
     out = memory.memory_traffic(t, 100, MEM, groups_per_sm=8, sms=132)
@@ -471,3 +471,32 @@ def test_the_longest_work_item_is_the_one_with_the_most_loads():
     assert memory.longest_item(t) == 100
     assert memory.memory_traffic(t, 1, MEM, groups_per_sm=1, sms=132).longest_item_loads == 100
     assert memory.longest_item(trace(item=np.arange(64), kind=STORE)) == 0  # no loads to tell by
+
+
+@pytest.mark.parametrize(("bins", "ns"), [
+    (1, 32 * MEM.atomic_word_ns),  # every lane of every warp on one word: one after another
+    (2, 16 * MEM.atomic_word_ns),
+    (32, 5.93),  # 32 words of one line: the one-line table's measured cost
+    (1024, 2.72),  # 32 lines
+    (2**16, 2.72 * 32 / 2048),  # 2,048 lines: each line takes its share; the table's own price binds
+])
+def test_a_table_every_traced_group_updates_costs_its_measured_shared_rate(bins, ns):
+    # three traced groups of 256 work-items, each making 4 updates at hashed places of one table of
+    # ``bins`` words (bench/atomic_shared.py measured ca_inc_hashed so on the H200)
+    g, item, r = np.meshgrid([0, 40, 99], np.arange(256), np.arange(4), indexing="ij")
+    word = ((g * 256 + item) * 2654435761 + r * 40503) % 2**32 % bins
+    t = trace(group=g.ravel(), item=item.ravel(), seq=r.ravel(), offset=4 * word.ravel(), kind=ATOMIC)
+    out = memory.memory_traffic(t, 100, MEM, groups_per_sm=8, sms=132, buffer_bytes={0: 4.0 * bins})
+    assert out.atomic_ns == pytest.approx(max(ns, MEM.atomic_request_ns(32, 4.0 * bins)), rel=0.1)
+
+
+def test_a_group_table_and_a_grid_table_are_told_apart_by_the_traced_groups():
+    # three groups, each updating 20 bins of its own table: contended within the group, not shared
+    g, item = np.meshgrid([0, 40, 99], np.arange(256), indexing="ij")
+    own = trace(group=g.ravel(), item=item.ravel(), offset=4 * (g * 20 + item % 20).ravel(), kind=ATOMIC)
+    out = memory.memory_traffic(own, 100, MEM, groups_per_sm=8, sms=132, buffer_bytes={0: 8000.0})
+    assert out.atomic_ns == MEM.atomic_ns
+    # the same updates on one table of 20 bins all groups share: 1-2 lanes of a warp on a word, one line
+    grid = trace(group=g.ravel(), item=item.ravel(), offset=4 * (item % 20).ravel(), kind=ATOMIC)
+    out = memory.memory_traffic(grid, 100, MEM, groups_per_sm=8, sms=132, buffer_bytes={0: 80.0})
+    assert out.atomic_ns == pytest.approx(MEM.shared_atomic_ns(2, 1)) and out.atomic_ns > 10 * MEM.atomic_ns
