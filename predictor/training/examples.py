@@ -398,7 +398,8 @@ def _counted_version() -> str:
 
 
 def _code_of(source: str) -> str:
-    """A Python module's syntax tree without its docstrings, as text."""
+    """A Python module's syntax tree without its docstrings, as text, the same from Python 3.11 and 3.12
+    (3.12's trees give every function and class an empty ``type_params``, which is left out)."""
     tree = ast.parse(source)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
@@ -406,7 +407,7 @@ def _code_of(source: str) -> str:
                 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
                 and isinstance(body[0].value.value, str)):
             node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree)
+    return ast.dump(tree).replace(", type_params=[]", "")
 
 
 class _CountedLaunches:
