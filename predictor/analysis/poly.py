@@ -123,6 +123,8 @@ def evaluate(a: Poly | FrozenPoly, values: Mapping[str, int | float]) -> float |
 def _pretty_symbol(s: str) -> str:
     if s.startswith("floor:"):
         return f"floor({s[6:]})"
+    if s.startswith("pick:"):
+        return s[5:]
     return s[4:] if s.startswith("arg:") else s
 
 

@@ -8,7 +8,7 @@ keeps the count as a formula, so a scenario's argument values give exact counts 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
@@ -64,16 +64,17 @@ class TripCount:
     # a counter scaled each iteration: (start, multiplier, divisor, icmp predicate that keeps the loop
     # going, bound, compared after the update, compared at the latch); ``num`` and ``den`` are unused
     geometric: tuple[poly.FrozenPoly, int, int, str, poly.FrozenPoly, bool, bool] | None = None
-    # ``floor:`` symbols in ``num`` (or the geometric bounds): (name, dividend, divisor), C's division
-    floors: tuple[tuple[str, poly.FrozenPoly, poly.FrozenPoly], ...] = ()
+    # the derived symbols (``floor:``, ``pick:``) in ``num`` or the geometric bounds, each after those
+    # it uses: (name, operation, operands), as ``Values.derived``
+    derived: tuple[tuple[str, str, tuple[poly.FrozenPoly, ...]], ...] = ()
 
     def value(self, args: Mapping[str, int | float]) -> int | None:
         vals = {(k[1:] if k.startswith("@") else f"arg:{k}"): a for k, a in args.items()}
-        for name, x, d in self.floors:
-            xv, dv = poly.evaluate(x, vals), poly.evaluate(d, vals)
-            if xv is None or not dv:
+        for name, op, xs in self.derived:
+            v = _derive(op, [poly.evaluate(x, vals) for x in xs])
+            if v is None:
                 return None
-            vals[name] = math.trunc(xv / dv)
+            vals[name] = v
         if self.geometric is not None:
             return _run_geometric(self.geometric, vals)
         v = poly.evaluate(self.num, vals)
@@ -117,6 +118,30 @@ _GEOMETRIC_CAP = 64  # a counter scaled by 2 or more leaves any 64-bit range wit
 # the share of an iteration a work-item stopped at the time limit has done, on average
 IN_PROGRESS = 0.5
 MIN_SHARE_RUNS = 16.0  # iterations of a loop a stopped counting run must have seen to tell its branches
+
+
+_COMPARE: dict[str, Callable[[float, float], bool]] = {
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
+
+
+def _derive(op: str, xs: Sequence[float | None]) -> float | None:
+    """A derived symbol's value (``Values.derived``) from its operands' values; None when one is unknown
+    or the division is by zero."""
+    if any(x is None for x in xs):
+        return None
+    v = [float(x) for x in xs if x is not None]
+    if op == "div":
+        return math.trunc(v[0] / v[1]) if v[1] else None
+    if op in ("min", "max"):
+        return min(v) if op == "min" else max(v)
+    if op == "clamp":
+        return min(max(v[0], v[1]), v[2])
+    if op.startswith("select:"):
+        pred = op[7:]
+        keep = _COMPARE.get(pred[1:] if pred[0] in "su" else pred)
+        return None if keep is None else v[2] if keep(v[0], v[1]) else v[3]
+    return None
 
 
 def _run_geometric(g: tuple[Any, ...], vals: Mapping[str, int | float]) -> int | None:

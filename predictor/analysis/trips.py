@@ -2,8 +2,10 @@
 
 With the header phi ``i = start + step * it:K`` (``values``), ``i < bound`` keeps the loop going while
 ``it:K < (bound - start) / step``: a ``TripCount`` over kernel arguments and launch sizes that a
-scenario evaluates. A counter scaled each iteration (``s >>= 1``) is run instead; a loop between loaded
-bounds that walks a buffer (CSR rows) runs, on average, its share of that buffer.
+scenario evaluates. A counter scaled each iteration (``s >>= 1``) is run instead, and so is the range of
+a binary search (``while (hi > lo + 1)`` with ``lo`` or ``hi`` set to their midpoint), halved each
+iteration; a loop between loaded bounds that walks a buffer (CSR rows) runs, on average, its share of
+that buffer.
 """
 
 from __future__ import annotations
@@ -48,9 +50,10 @@ _INVERT = {
 }
 
 
-def _known(name: str, floors: dict[str, tuple[Poly, Poly]]) -> bool:
-    """A symbol a scenario gives a value: an argument, a launch size, or C's division of those."""
-    return name.startswith("arg:") or is_launch_symbol(name) or name in floors
+def _known(name: str, derived: dict[str, tuple[str, tuple[Poly, ...]]]) -> bool:
+    """A symbol a scenario gives a value: an argument, a launch size, or one derived from those (C's
+    division, min, max, a select)."""
+    return name.startswith("arg:") or is_launch_symbol(name) or name in derived
 
 
 class TripCounts:
@@ -80,6 +83,8 @@ class TripCounts:
                 varies = varies or v
                 if trip is None:
                     trip = self._geometric(k, eb, cond, stay_if_true)
+                if trip is None:
+                    trip = self._bisection(k, eb, cond, stay_if_true)
                 if trip is not None:
                     bound = combined or len(exiting) > 1
                     if bound:
@@ -203,7 +208,7 @@ class TripCounts:
                varies: bool) -> tuple[TripCount | None, bool]:
         """``ceil(num / (step x den_sym))`` when the scenario knows every symbol of ``num``."""
         values = self.values
-        if any(not _known(s_, values.floors) for s_ in poly.symbols(num)):
+        if any(not _known(s_, values.derived) for s_ in poly.symbols(num)):
             names = poly.symbols(num)
             if any(s_.startswith("ld:") for s_ in names):
                 lp.data_bound = True
@@ -212,7 +217,7 @@ class TripCounts:
         # fractions left (``lsz0 / 2``: a launch size, not a floor symbol) scale numerator and step alike
         scale = math.lcm(*(c.denominator for c in num.values())) if num else 1
         return TripCount(num=poly.freeze(poly.scale(num, scale)), den=step * scale, den_sym=den_sym,
-                         varies=varies, floors=values.floors_of(num)), varies
+                         varies=varies, derived=values.derived_of(num)), varies
 
     # ---- a counter scaled each iteration -------------------------------------------------------------
 
@@ -233,14 +238,14 @@ class TripCounts:
                 continue
             start, mul, div, on_next = g
             bound = self.values.value(cops[1 - side])
-            if any(not _known(s, self.values.floors) for s in poly.symbols(start) | poly.symbols(bound)):
+            if any(not _known(s, self.values.derived) for s in poly.symbols(start) | poly.symbols(bound)):
                 return None
             at_latch = eb in lp.latches
             if on_next and not at_latch:
                 return None
             p = pred if side == 0 else _SWAP[pred]
             geometric = (poly.freeze(start), mul, div, p, poly.freeze(bound), on_next, at_latch)
-            return TripCount(num=(), den=1, geometric=geometric, floors=self.values.floors_of(start, bound))
+            return TripCount(num=(), den=1, geometric=geometric, derived=self.values.derived_of(start, bound))
         return None
 
     def _geometric_counter(self, v: int, lp: Loop) -> tuple[Poly, int, int, bool] | None:
@@ -284,6 +289,126 @@ class TripCounts:
         mul, div = {"shl": (1 << c, 1), "mul": (c, 1), "lshr": (1, 1 << c), "ashr": (1, 1 << c),
                     "udiv": (1, c), "sdiv": (1, c)}.get(f.opc(nxt), (1, 1))
         return None if mul == div else (mul, div)
+
+    # ---- a range halved each iteration -----------------------------------------------------------------
+
+    def _bisection(self, k: int, eb: int, cond: int, stay_if_true: bool) -> TripCount | None:
+        """A binary search: ``lo < hi`` (``hi > lo + 1``, ``lo <= hi``) on two header phis, each set to
+        itself or to their midpoint (``(lo + hi) / 2``, ``lo + (hi - lo) / 2``, plus or minus a constant)
+        every iteration, from starts the scenario knows. The range ``hi - lo`` halves each iteration, so
+        the loop runs about log2 of the first range (rounded down: the midpoint's side with fewer
+        entries; a search that finds its key early leaves sooner, which ``trip`` marks as a bound). The
+        count is found by running the range as a geometric counter (``TripCount.geometric``)."""
+        f, lp = self.f, self.loops[k]
+        m = _ICMP.search(f.text.get(cond, ""))
+        ops = f.opers(cond)
+        if not m or len(ops) != 2:
+            return None
+        pred = m.group(1) if stay_if_true else _INVERT[m.group(1)]
+        p = pred[1:] if pred[0] in "su" else pred
+        x, y = ops
+        if p in ("gt", "ge"):
+            x, y, p = y, x, "lt" if p == "gt" else "le"
+        if p not in ("lt", "le"):
+            return None
+        (px, cx, next_x), (py, cy, next_y) = self._range_end(x, lp), self._range_end(y, lp)
+        if px is None or py is None or px == py or next_x != next_y:
+            return None
+        if next_x and eb not in lp.latches:
+            return None
+        # the loop goes on while (py + cy) - (px + cx) > 0 (lt) or >= 0 (le): while the entries left,
+        # py - px less that threshold, are more than none
+        threshold = cx - cy - (1 if p == "le" else 0)
+        if not (self._halves(px, px, py, lp) and self._halves(py, px, py, lp)):
+            return None
+        starts = []
+        for phi in (px, py):
+            outside = self._incoming(phi, lp, inside=False)
+            if len(outside) != 1:
+                return None
+            starts.append(self.values.value(outside[0]))
+        if any(not _known(s, self.values.derived) for st in starts for s in poly.symbols(st)):
+            return None
+        entries = poly.sub(poly.sub(starts[1], starts[0]), poly.const(threshold))
+        geometric = (poly.freeze(entries), 1, 2, "sgt", poly.freeze(poly.const(0)), next_x, eb in lp.latches)
+        return TripCount(num=(), den=1, geometric=geometric, varies=True,
+                         derived=self.values.derived_of(*starts))
+
+    def _range_end(self, v: int, lp: Loop) -> tuple[int | None, int, bool]:
+        """(header phi, constant added, whether it is the phi's next value) for a compare's operand
+        ``phi + c`` or ``next + c`` (``next``: the phi's value from the loop's latch)."""
+        f = self.f
+        c = 0
+        for _ in range(4):
+            while v in f.inst_block and f.opc(v) in ("zext", "sext", "trunc"):
+                v = f.opers(v)[0]
+            if v not in f.inst_block or f.opc(v) not in ("add", "sub"):
+                break
+            a, b = f.opers(v)
+            n = f.const(b)
+            if n is None:
+                break
+            c, v = c + (n if f.opc(v) == "add" else -n), a
+        if v not in f.inst_block:
+            return None, 0, False
+        if f.opc(v) == "phi" and f.inst_block[v] == lp.header:
+            return v, c, False
+        phis = [ph for ph in f.insts[lp.header] if f.opc(ph) == "phi"
+                and v in self._incoming(ph, lp, inside=True)]
+        return (phis[0], c, True) if len(phis) == 1 else (None, 0, False)
+
+    def _incoming(self, phi: int, lp: Loop, inside: bool) -> list[int]:
+        """The values a phi takes from blocks inside (or outside) loop ``lp``."""
+        pairs = zip(self.f.opers(phi), self.f.incoming(phi), strict=True)
+        return [o for o, b in pairs if (b in lp.blocks) == inside]
+
+    def _halves(self, phi: int, lo: int, hi: int, lp: Loop) -> bool:
+        """Every value the loop gives ``phi`` is ``phi`` itself or the midpoint of ``lo`` and ``hi`` (plus
+        or minus a constant), and at least one is the midpoint."""
+        f = self.f
+        seen: set[int] = set()
+        leaves: list[int] = []
+        todo = self._incoming(phi, lp, inside=True)
+        while todo:
+            v = todo.pop()
+            if v in seen:
+                continue
+            if len(seen) > 16:
+                return False
+            seen.add(v)
+            inner = v != phi and f.inst_block.get(v, -1) in lp.blocks
+            if inner and f.opc(v) == "select":
+                todo += f.opers(v)[1:]
+            elif inner and f.opc(v) == "phi" and f.inst_block[v] != lp.header:
+                todo += f.opers(v)
+            else:
+                leaves.append(v)
+        mids = [v for v in leaves if v != phi]
+        return bool(mids) and all(self._midpoint(v, lo, hi) for v in mids)
+
+    def _midpoint(self, v: int, lo: int, hi: int) -> bool:
+        """``v`` is ``(lo + hi) / 2`` or ``lo + (hi - lo) / 2`` (any halving, plus or minus a constant)."""
+        f = self.f
+        found: set[int] = set()
+        halved = False
+        todo, steps = [v], 0
+        while todo and steps < 24:
+            u = todo.pop()
+            steps += 1
+            if u in (lo, hi):
+                found.add(u)
+                continue
+            if u not in f.inst_block:
+                continue
+            op = f.opc(u)
+            ops = f.opers(u)
+            if op in ("lshr", "ashr") and len(ops) == 2 and f.const(ops[1]) == 1 or \
+                    op in ("sdiv", "udiv") and len(ops) == 2 and f.const(ops[1]) == 2:
+                halved = True
+                todo.append(ops[0])
+            elif op in ("add", "sub", "zext", "sext", "trunc", "and"):
+                todo += [o for o in ops if f.const(o) is None]
+        return halved and found == {lo, hi}
 
 
 def _step(s: Poly) -> tuple[Fraction, poly.FrozenPoly, Fraction] | None:

@@ -7,8 +7,9 @@ A loop header's induction phi ``i = start, start + step, ...`` becomes ``start +
 it *indirect* there, and a branch on anything that varies is work-item dependent control flow.
 
 Symbol names beyond ``poly``'s: ``q:N`` a floor division that neighbouring work-items share (uniform for
-strides, still varying for control flow), ``floor:X / D`` C's division of scenario values, kept so trip
-counts can evaluate it.
+strides, still varying for control flow), ``floor:X / D`` C's division of scenario values and
+``pick:...`` a ``min``, ``max``, ``clamp`` or select (``c ? a : b``) of them, kept so trip counts can
+evaluate them (``Values.derived``).
 """
 
 from __future__ import annotations
@@ -60,9 +61,10 @@ class Values:
         self.sym_load: set[str] = set()  # symbols that are loaded values
         self.sym_block: dict[str, int] = {}
         self.slow_deps: dict[str, frozenset[int]] = {}  # q: symbols (floor divisions) and what they vary on
-        # floor: symbols, C's division of scenario values, as (dividend, divisor): ``r = w / 2``, and
-        # ``(n + gsz - 1) / gsz`` (each work-item's share of the launch)
-        self.floors: dict[str, tuple[Poly, Poly]] = {}
+        # floor: and pick: symbols, values a scenario gives by C's division (``r = w / 2``, ``(n + gsz -
+        # 1) / gsz``: each work-item's share of the launch), min, max, clamp or a select of its values
+        # (``n_size = lda == m ? n : m``), as (operation, operands), in the order they were made
+        self.derived: dict[str, tuple[str, tuple[Poly, ...]]] = {}
         self.load_base: dict[str, str] = {}  # ld: symbol -> the parameter it was loaded from
         self.counter = 0
         self.depth = 0
@@ -98,9 +100,22 @@ class Values:
         p = self.value(v)
         return bool(self.deps(p)) or any(self.slow_deps.get(s) for s in poly.symbols(p))
 
-    def floors_of(self, *polys: Poly) -> tuple[tuple[str, poly.FrozenPoly, poly.FrozenPoly], ...]:
-        names = sorted({s for p in polys for s in poly.symbols(p) if s in self.floors})
-        return tuple((n, poly.freeze(self.floors[n][0]), poly.freeze(self.floors[n][1])) for n in names)
+    def derived_of(self, *polys: Poly) -> tuple[tuple[str, str, tuple[poly.FrozenPoly, ...]], ...]:
+        """The derived symbols ``polys`` use, and those these use, in an order that evaluates each after
+        its operands (``TripCount.derived``)."""
+        todo = [s for p in polys for s in poly.symbols(p) if s in self.derived]
+        names: set[str] = set()
+        while todo:
+            n = todo.pop()
+            if n not in names:
+                names.add(n)
+                todo += [s for x in self.derived[n][1] for s in poly.symbols(x) if s in self.derived]
+        return tuple((n, op, tuple(poly.freeze(x) for x in xs))
+                     for n, (op, xs) in self.derived.items() if n in names)
+
+    def known(self, p: Poly) -> bool:
+        """``p`` is a value the scenario gives: over arguments, launch sizes and derived symbols."""
+        return all(s.startswith("arg:") or is_launch_symbol(s) or s in self.derived for s in poly.symbols(p))
 
     def base(self, p: Poly) -> tuple[str | None, Poly]:
         """(the parameter or __local array a pointer goes through, the byte offset from it)."""
@@ -226,9 +241,10 @@ class Values:
             prod = poly.mul(self.value(ops[0]), self.value(ops[1]))
             return poly.add(prod, self.value(ops[2])) if callee.startswith("_Z5mad24") else prod
         if callee.startswith(("llvm.smin", "llvm.smax", "llvm.umin", "llvm.umax")):
-            return self._choose(v, ops[0], ops[1])
+            return self._choose(v, ops[0], ops[1], kind=callee[6:9])
         if callee.startswith(("_Z3min", "_Z3max", "_Z5clamp")) and self.f.tstr(v).startswith("i"):
-            return self._choose(v, ops[0], ops[1])
+            kind = callee[3:6] if callee.startswith("_Z3") else "clamp"
+            return self._choose(v, ops[0], ops[1], kind=kind, bound=ops[2] if kind == "clamp" else None)
         return None
 
     def _select(self, v: int, ops: list[int]) -> Poly | None:
@@ -280,19 +296,21 @@ class Values:
 
     def _floor_symbol(self, x: Poly, d: Poly) -> Poly:
         """A uniform symbol for C's ``x / d``, which trip counts evaluate for the scenario
-        (``TripCount.floors``)."""
+        (``TripCount.derived``)."""
         text, dtext = poly.format_poly(x), poly.format_poly(d)
         name = f"floor:{f'({text})' if ' ' in text else text} / {f'({dtext})' if ' ' in dtext else dtext}"
-        self.floors[name] = (x, d)
+        self.derived[name] = ("div", (x, d))
         self.sym_deps[name] = frozenset()
         return poly.sym(name)
 
     # ---- choices, addresses, phis --------------------------------------------------------------------
 
-    def _choose(self, v: int, a: int, b: int, cond: int | None = None) -> Poly:
-        """min/max/select: keep the side that varies when the other is a uniform bound (a clamp)."""
+    def _choose(self, v: int, a: int, b: int, cond: int | None = None, kind: str = "select",
+                bound: int | None = None) -> Poly:
+        """min/max/clamp/select: keep the side that varies when the other is a uniform bound (a clamp);
+        one of values the scenario gives is a derived symbol (``pick:``) it evaluates."""
         pa, pb = self.value(a), self.value(b)
-        if pa == pb:
+        if pa == pb and bound is None:
             return pa
         da, db = self.deps(pa), self.deps(pb)
         if da and not db:
@@ -300,7 +318,34 @@ class Values:
         if db and not da:
             return pb
         extra = self.deps(self.value(cond)) if cond is not None else frozenset()
-        return self.opaque(v, da | db | extra)
+        picked = self._pick(kind, pa, pb, cond, bound) if not (da or db or extra) else None
+        return picked if picked is not None else self.opaque(v, da | db | extra)
+
+    def _pick(self, kind: str, pa: Poly, pb: Poly, cond: int | None, bound: int | None) -> Poly | None:
+        """A ``pick:`` symbol for ``kind`` (min, max, clamp, or a select on a compare) of values the
+        scenario gives; None when one of them is not such a value."""
+        xs: tuple[Poly, ...] = (pa, pb)
+        if bound is not None:
+            xs += (self.value(bound),)
+        if kind == "select":
+            m = re.match(r"\s*%\S+ = icmp (?:samesign )?(\w+) ", self.f.text.get(cond, "")) \
+                if cond is not None and self.f.opc(cond) == "icmp" else None
+            if m is None:
+                return None
+            kind = f"select:{m.group(1)}"
+            xs = tuple(self.value(o) for o in self.f.opers(cond)[:2]) + xs
+        if not all(self.known(x) for x in xs):
+            return None
+        text = [poly.format_poly(x) for x in xs]
+        if kind.startswith("select:"):
+            pred = kind[8:] if kind[7] in "su" else kind[7:]
+            op = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}.get(pred, pred)
+            name = f"pick:({text[0]} {op} {text[1]} ? {text[2]} : {text[3]})"
+        else:
+            name = f"pick:{kind}({', '.join(text)})"
+        self.derived.setdefault(name, (kind, xs))
+        self.sym_deps[name] = frozenset()
+        return poly.sym(name)
 
     def _gep(self, v: int, ops: list[int]) -> Poly | None:
         m = _GEP.search(self.f.text.get(v, ""))

@@ -543,6 +543,73 @@ kernel void tree(global float *data) {{
     assert lp.trips_for(launch_args({"data": 4096}, [4096], [lsz])) == expected
 
 
+@pytest.mark.parametrize("search, n, expected", [
+    # bins of a histogram: the last edge <= x, both ends kept
+    ("int lo = 0, hi = n; while (hi > lo + 1) { int mid = (lo + hi) >> 1;"
+     " if (x >= e[mid]) lo = mid; else hi = mid; } r = lo;", 32, 5),
+    ("int lo = 0, hi = n; while (hi > lo + 1) { int mid = (lo + hi) >> 1;"
+     " if (x >= e[mid]) lo = mid; else hi = mid; } r = lo;", 1024, 10),
+    ("unsigned int lo = 0, hi = 20; while (hi > lo + 1) { unsigned int k2 = (lo + hi) / 2;"
+     " if (x >= e[k2]) hi = k2; else lo = k2; } r = hi - 1;", 0, 5),
+    # a lower bound, one end moved past the midpoint
+    ("int lo = 0, hi = n; while (lo < hi) { int mid = lo + (hi - lo) / 2;"
+     " if (e[mid] < x) lo = mid + 1; else hi = mid; } r = lo;", 1024, 11),
+    # a classic search, both ends moved past the midpoint: at most floor(log2 n) + 1 steps
+    ("int lo = 0, hi = n - 1; while (lo <= hi) { int mid = (lo + hi) / 2;"
+     " if (e[mid] < x) lo = mid + 1; else hi = mid - 1; } r = hi;", 1000, 10),
+])
+def test_a_binary_search_runs_log2_of_its_range(search: str, n: int, expected: int):
+    k = kernel(f"""
+kernel void search(global const float *keys, global const float *e, global int *out, int n) {{
+    float x = keys[get_global_id(0)];
+    int r;
+    {search}
+    out[get_global_id(0)] = r;
+}}""")
+    (lp,) = k.loops
+    assert lp.trips_for({"n": n, "keys": 64, "e": max(n, 20), "out": 64}) == expected
+
+
+@pytest.mark.parametrize("bound, args, expected", [
+    ("min(n, 64)", {"n": 1000}, 64),
+    ("min(n, 64)", {"n": 10}, 10),
+    ("max(n, m)", {"n": 10, "m": 30}, 30),
+    ("clamp(n, 1, 64)", {"n": 100}, 64),
+    ("clamp(n, 1, 64)", {"n": 0}, 1),
+    ("(lda == m ? n : m)", {"lda": 5, "m": 5, "n": 7}, 7),
+    ("(lda == m ? n : m)", {"lda": 4, "m": 5, "n": 7}, 5),
+    ("(n > 2 * m ? m : n - m)", {"n": 100, "m": 40}, 40),
+    ("(n > 2 * m ? m : n - m)", {"n": 70, "m": 40}, 30),
+])
+def test_a_bound_chosen_among_scenario_values_is_counted_for_the_scenario(bound: str, args: dict[str, int],
+                                                                           expected: int):
+    k = kernel(f"""
+kernel void pick(global const float *A, global float *C, int n, int m, int lda) {{
+    float s = 0.0f;
+    int stop = {bound};
+    for (int j = 0; j < stop; j++)
+        s += A[j];
+    C[get_global_id(0)] = s;
+}}""")
+    (lp,) = k.loops
+    assert lp.trips_for({"n": 0, "m": 0, "lda": 0} | args) == expected
+    assert lp.trip is not None and "pick:" not in lp.trip.expr
+
+
+def test_a_range_narrowed_by_one_each_iteration_is_no_binary_search():
+    k = kernel("""
+kernel void walk(global const float *keys, global const float *e, global int *out, int n) {
+    float x = keys[get_global_id(0)];
+    int lo = 0, hi = n;
+    while (hi > lo + 1) {
+        if (x >= e[lo + 1]) lo++; else hi--;
+    }
+    out[get_global_id(0)] = lo;
+}""")
+    (lp,) = k.loops
+    assert lp.trip is None or lp.trip.geometric is None
+
+
 def test_each_work_items_share_of_the_launch_counts_as_a_quotient():
     from clperf.predictor.analysis.records import launch_args
 
