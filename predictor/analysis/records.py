@@ -137,6 +137,8 @@ def _derive(op: str, xs: Sequence[float | None]) -> float | None:
         return min(v) if op == "min" else max(v)
     if op == "clamp":
         return min(max(v[0], v[1]), v[2])
+    if op == "either":  # one of two values, on a condition the analysis cannot evaluate
+        return (v[0] + v[1]) / 2
     if op.startswith("select:"):
         pred = op[7:]
         keep = _COMPARE.get(pred[1:] if pred[0] in "su" else pred)

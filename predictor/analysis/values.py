@@ -8,8 +8,8 @@ it *indirect* there, and a branch on anything that varies is work-item dependent
 
 Symbol names beyond ``poly``'s: ``q:N`` a floor division that neighbouring work-items share (uniform for
 strides, still varying for control flow), ``floor:X / D`` C's division of scenario values and
-``pick:...`` a ``min``, ``max``, ``clamp`` or select (``c ? a : b``) of them, kept so trip counts can
-evaluate them (``Values.derived``).
+``pick:...`` a ``min``, ``max``, ``clamp`` or select (``c ? a : b``, or ``a or b`` where the analysis
+cannot evaluate ``c``: their mean) of them, kept so trip counts can evaluate them (``Values.derived``).
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ class Values:
         # (``n_size = lda == m ? n : m``), as (operation, operands), in the order they were made
         self.derived: dict[str, tuple[str, tuple[Poly, ...]]] = {}
         self.load_base: dict[str, str] = {}  # ld: symbol -> the parameter it was loaded from
+        self._preds: dict[int, list[int]] | None = None  # block -> the blocks branching to it
         self.counter = 0
         self.depth = 0
         self.dims_used = 1  # 1 + the highest dimension of a get_global_id / get_local_id seen so far
@@ -330,14 +331,21 @@ class Values:
         if kind == "select":
             m = re.match(r"\s*%\S+ = icmp (?:samesign )?(\w+) ", self.f.text.get(cond, "")) \
                 if cond is not None and self.f.opc(cond) == "icmp" else None
-            if m is None:
-                return None
-            kind = f"select:{m.group(1)}"
-            xs = tuple(self.value(o) for o in self.f.opers(cond)[:2]) + xs
+            # a compare of values this analysis reads only roughly (``x % 2`` as ``x``) is not evaluated:
+            # either value may be taken, and the scenario gets their mean
+            exact = m is not None and cond is not None and not any(
+                self.f.opc(o) in ("and", "urem", "srem") for o in self.f.opers(cond)[:2])
+            if m is not None and cond is not None and exact:
+                kind = f"select:{m.group(1)}"
+                xs = tuple(self.value(o) for o in self.f.opers(cond)[:2]) + xs
+            else:
+                kind = "either"
         if not all(self.known(x) for x in xs):
             return None
         text = [poly.format_poly(x) for x in xs]
-        if kind.startswith("select:"):
+        if kind == "either":
+            name = f"pick:({text[0]} or {text[1]})"
+        elif kind.startswith("select:"):
             pred = kind[8:] if kind[7] in "su" else kind[7:]
             op = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}.get(pred, pred)
             name = f"pick:({text[0]} {op} {text[1]} ? {text[2]} : {text[3]})"
@@ -401,15 +409,62 @@ class Values:
         return sym
 
     def _merge(self, v: int, ops: list[int]) -> Poly:
-        """A phi outside a loop header: the value when every way in agrees, else an opaque symbol."""
+        """A phi outside a loop header: the value when every way in agrees, the ``pick:`` of an ``if``
+        between values the scenario gives (``if (numK % 2) k = 1;``), else an opaque symbol."""
         polys = [self.value(o) for o in ops]
         if all(p == polys[0] for p in polys[1:]):
             return polys[0]
         deps = frozenset().union(*(self.deps(p) for p in polys))
+        branch = self._branch(v) if len(ops) == 2 and not deps else None
+        if branch is not None:
+            cond, first_if_true = branch
+            pa, pb = polys if first_if_true else polys[::-1]
+            picked = self._pick("select", pa, pb, cond, None) if not self.deps(self.value(cond)) else None
+            if picked is not None:
+                return picked
         sym = self.opaque(v, deps)
         if any(s_ in self.sym_load for p in polys for s_ in poly.symbols(p)):
             self.sym_load.add(next(iter(sym))[0])
         return sym
+
+    def _branch(self, phi: int) -> tuple[int, bool] | None:
+        """(the condition, whether the phi's first value is the one when it holds) for a phi joining the
+        two ways of one conditional branch: ``D -> T -> B`` and ``D -> B`` (an ``if``), or ``D -> T -> B``
+        and ``D -> E -> B`` (an ``if``/``else``), T and E entered from D alone."""
+        f = self.f
+        if self._preds is None:
+            self._preds = {}
+            for b, insts in enumerate(f.insts):
+                for o in f.opers(insts[-1]) if insts and f.opc(insts[-1]) == "br" else []:
+                    t = f.block_index.get(o)
+                    if t is not None:
+                        self._preds.setdefault(t, []).append(b)
+        came = f.incoming(phi)
+        if len(came) != 2 or None in came:
+            return None
+        into = self._preds
+
+        def way(b: int) -> int | None:  # the one block b is entered from, when b leaves by a plain jump
+            preds = into.get(b, [])
+            return preds[0] if len(preds) == 1 and len(f.opers(f.insts[b][-1])) == 1 else None
+
+        here = f.inst_block[phi]
+
+        def reached(c: int, d: int, target: int | None) -> bool:  # d branches to target, reaching here from c
+            return (c == d and target == here) or (c == target and way(c) == d)
+
+        a, b = came[0], came[1]
+        for d in {x for x in (a, b, way(a), way(b)) if x is not None}:
+            term = f.insts[d][-1]
+            ops = f.opers(term) if f.opc(term) == "br" else []
+            if len(ops) != 3 or f.opc(ops[0]) != "icmp":
+                continue
+            on_false, on_true = f.block_index.get(ops[1]), f.block_index.get(ops[2])
+            if reached(a, d, on_true) and reached(b, d, on_false):
+                return ops[0], True
+            if reached(a, d, on_false) and reached(b, d, on_true):
+                return ops[0], False
+        return None
 
     def _induction_step(self, phi: int, latch_op: int, k: int) -> Poly | None:
         """``phi_next - phi`` when it is loop-invariant, computed with ``phi`` as a placeholder symbol."""

@@ -596,6 +596,36 @@ kernel void pick(global const float *A, global float *C, int n, int m, int lda) 
     assert lp.trip is not None and "pick:" not in lp.trip.expr
 
 
+def test_a_bound_set_in_an_if_and_its_else_is_the_branch_the_scenario_takes():
+    k = kernel("""
+kernel void branch(global const float *A, global float *C, int n, int m, int lda) {
+    float s = 0.0f;
+    int stop;
+    if (lda == m) { C[1] = 1.0f; stop = n; } else { C[2] = 2.0f; stop = m; }
+    for (int j = 0; j < stop; j++)
+        s += A[j];
+    C[get_global_id(0)] = s;
+}""")
+    (lp,) = k.loops
+    assert lp.trips_for({"n": 70, "m": 30, "lda": 30}) == 70
+    assert lp.trips_for({"n": 70, "m": 30, "lda": 31}) == 30
+
+
+def test_a_start_set_on_a_condition_read_roughly_takes_the_mean_of_its_values():
+    k = kernel("""
+kernel void odd(global const float *A, global float *C, int n) {
+    float s = 0.0f;
+    int start = 0;
+    if (n % 2) { s = A[0]; start = 1; }
+    for (int j = start; j < n; j += 2)
+        s += A[j] + A[j + 1];
+    C[get_global_id(0)] = s;
+}""")
+    (lp,) = k.loops
+    assert lp.trips_for({"n": 100}) == 50  # ceil((100 - 0.5) / 2): the even case's 50, the odd's 50
+    assert "0 or 1" in lp.trip_expr
+
+
 def test_a_range_narrowed_by_one_each_iteration_is_no_binary_search():
     k = kernel("""
 kernel void walk(global const float *keys, global const float *e, global int *out, int n) {
