@@ -317,7 +317,7 @@ class TripCounts:
         if next_x and eb not in lp.latches:
             return None
         # the loop goes on while (py + cy) - (px + cx) > 0 (lt) or >= 0 (le): while the entries left,
-        # py - px less that threshold, are more than none
+        # py - px less the threshold, are more than none
         threshold = cx - cy - (1 if p == "le" else 0)
         if not (self._halves(px, px, py, lp) and self._halves(py, px, py, lp)):
             return None
