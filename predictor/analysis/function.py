@@ -16,6 +16,7 @@ from typing import Any
 from clperf.predictor.analysis.irtext import FunctionText, IRText, dbg_id
 
 _CALLEE = re.compile(r" @([\w.$\"-]+)\(")
+_ICMP = re.compile(r"= icmp (?:samesign )?(\w+) ")
 _OPCODE = re.compile(r"^(?:%[\w.$\"-]+ = )?(?:tail |musttail |notail )?([a-z]+)\b")
 _VECTOR_RESULT = re.compile(
     r"^%[\w.$\"-]+ = (?:tail )?[a-z]+"
@@ -85,6 +86,11 @@ class FunctionIR:
         """Vector width of the instruction's result, 1 for a scalar."""
         m = _VECTOR_RESULT.match(self.text[inst])
         return int(m.group(1)) if m else 1
+
+    def predicate(self, v: int) -> str | None:
+        """An ``icmp``'s predicate (``slt``, ``ne``, ...), None for anything else."""
+        m = _ICMP.search(self.text.get(v, "")) if self.opc(v) == "icmp" else None
+        return m.group(1) if m else None
 
     def incoming(self, phi: int) -> list[int | None]:
         """The blocks a phi's operands come from, as block indices."""

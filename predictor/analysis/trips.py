@@ -22,7 +22,6 @@ from clperf.predictor.analysis.poly import Poly
 from clperf.predictor.analysis.records import Access, TripCount
 from clperf.predictor.analysis.values import Values, is_launch_symbol, is_work_item_symbol
 
-_ICMP = re.compile(r"icmp (?:samesign )?(\w+) ")
 _SELECT_I1 = re.compile(r"select i1 [^,]+, i1 ([^,]+), i1 ([^,\s]+)")
 _SWAP = {
     "slt": "sgt",
@@ -146,10 +145,10 @@ class TripCounts:
         iteration count. The step may be a launch size (``i += get_local_size(0)``); a start that depends
         on the work-item (``i = get_global_id(0)``) is taken at work-item 0, the most iterations."""
         it = f"it:{k}"
-        m = _ICMP.search(self.f.text.get(cond, ""))
-        if not m:
+        icmp = self.f.predicate(cond)
+        if icmp is None:
             return None, False
-        pred = m.group(1) if stay_if_true else _INVERT[m.group(1)]
+        pred = icmp if stay_if_true else _INVERT[icmp]
         cops = self.f.opers(cond)
         x, b = self.values.value(cops[0]), self.values.value(cops[1])
         if it not in poly.symbols(x):
@@ -227,10 +226,10 @@ class TripCounts:
         with a bound known from the scenario. The count is found by running the counter
         (``TripCount.geometric``)."""
         lp = self.loops[k]
-        m = _ICMP.search(self.f.text.get(cond, ""))
-        if not m:
+        icmp = self.f.predicate(cond)
+        if icmp is None:
             return None
-        pred = m.group(1) if stay_if_true else _INVERT[m.group(1)]
+        pred = icmp if stay_if_true else _INVERT[icmp]
         cops = self.f.opers(cond)
         for side in (0, 1):
             g = self._geometric_counter(cops[side], lp)
@@ -264,14 +263,10 @@ class TripCounts:
             v, on_next = ops[0], True
         if f.inst_block.get(v) != lp.header:
             return None
-        ops = f.opers(v)
-        blocks = f.incoming(v)
-        if len(ops) != 2:
+        inside, outside = self._incoming(v, lp, inside=True), self._incoming(v, lp, inside=False)
+        if len(inside) != 1 or len(outside) != 1:
             return None
-        inside = [i for i, b in enumerate(blocks) if b in lp.blocks]
-        if len(inside) != 1:
-            return None
-        start_op, nxt = ops[1 - inside[0]], ops[inside[0]]
+        start_op, nxt = outside[0], inside[0]
         factor = self._scaling(v, nxt)
         if factor is None or (on_next and compared != nxt):
             return None
@@ -300,11 +295,11 @@ class TripCounts:
         entries; a search that finds its key early leaves sooner, which ``trip`` marks as a bound). The
         count is found by running the range as a geometric counter (``TripCount.geometric``)."""
         f, lp = self.f, self.loops[k]
-        m = _ICMP.search(f.text.get(cond, ""))
+        icmp = f.predicate(cond)
         ops = f.opers(cond)
-        if not m or len(ops) != 2:
+        if icmp is None or len(ops) != 2:
             return None
-        pred = m.group(1) if stay_if_true else _INVERT[m.group(1)]
+        pred = icmp if stay_if_true else _INVERT[icmp]
         p = pred[1:] if pred[0] in "su" else pred
         x, y = ops
         if p in ("gt", "ge"):

@@ -329,14 +329,12 @@ class Values:
         if bound is not None:
             xs += (self.value(bound),)
         if kind == "select":
-            m = re.match(r"\s*%\S+ = icmp (?:samesign )?(\w+) ", self.f.text.get(cond, "")) \
-                if cond is not None and self.f.opc(cond) == "icmp" else None
+            icmp = self.f.predicate(cond) if cond is not None else None
             # a compare of values this analysis reads only roughly (``x % 2`` as ``x``) is not evaluated:
             # either value may be taken, and the scenario gets their mean
-            exact = m is not None and cond is not None and not any(
-                self.f.opc(o) in ("and", "urem", "srem") for o in self.f.opers(cond)[:2])
-            if m is not None and cond is not None and exact:
-                kind = f"select:{m.group(1)}"
+            if icmp is not None and cond is not None and not any(
+                    self.f.opc(o) in ("and", "urem", "srem") for o in self.f.opers(cond)[:2]):
+                kind = f"select:{icmp}"
                 xs = tuple(self.value(o) for o in self.f.opers(cond)[:2]) + xs
             else:
                 kind = "either"
