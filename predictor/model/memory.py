@@ -85,6 +85,10 @@ class GpuMemory:
     # for each other), or by the table's 128-byte lines (lines, ns) rows, whichever is more; 0, (): unknown
     atomic_word_ns: float = 0.0
     atomic_shared_ns: tuple[tuple[int, float], ...] = ()
+    # what an update of one word of a work-group's own table costs when the group's warps update it at one
+    # program point (bench/gpu_hot_word.py): they are served one after another, each the longer the more
+    # groups run at once; (work-groups resident per SM, ns per update) rows; (): unknown
+    atomic_group_word_ns: tuple[tuple[float, float], ...] = ()
     # measured device-wide read rates (bench/gpu_onchip.py), GB/s: __local (conflict-free, so bytes of
     # wavefronts), global reads that hit L1, and those that miss L1 and hit L2; 0: unknown
     local_gbs: float = 0.0
@@ -111,6 +115,8 @@ class GpuMemory:
                                 for k in ("chase_ns", "search_ns", "atomic_shared_ns")}
         rows["atomic_table_ns"] = tuple(sorted((int(b), float(one), float(spread))
                                                for b, one, spread in known.get("atomic_table_ns", ())))
+        rows["atomic_group_word_ns"] = tuple(sorted((float(g), float(ns))
+                                                    for g, ns in known.get("atomic_group_word_ns", ())))
         return cls(**{**known, "local_carveouts_kb": tuple(known.get("local_carveouts_kb", ())), **rows})
 
     def atomic_request_ns(self, lines: float, table_bytes: float) -> float:
@@ -145,6 +151,18 @@ class GpuMemory:
                 w = math.log(lines / a) / math.log(b / a)
                 by_lines = na + (nb - na) * w
         return max(self.atomic_word_ns * lanes_per_word if lanes_per_word >= 2 else 0.0, by_lines)
+
+    def group_word_ns(self, groups_per_sm: float) -> float:
+        """The measured time of one update of a word a work-group's warps update at one program point, with
+        ``groups_per_sm`` groups running on each SM (under one: some SMs idle), interpolated between rows;
+        beyond the last row in proportion to the groups (the device's rate of such updates held there).
+        0 where the profile has no rows."""
+        rows = self.atomic_group_word_ns
+        if not rows:
+            return 0.0
+        if groups_per_sm >= rows[-1][0]:
+            return rows[-1][1] * groups_per_sm / rows[-1][0]
+        return float(np.interp(groups_per_sm, [g for g, _ in rows], [ns for _, ns in rows]))
 
     def wait_ns(self, wait: str, region_bytes: float | None) -> float | None:
         """The measured time one iteration waits for a load that moves as ``wait`` says
@@ -584,13 +602,38 @@ def _shared_l1_hits(s: _Stream, per_group: np.ndarray, unique: np.ndarray, group
     return np.where(written, 0.0, inter * hit * sms)
 
 
+def _group_word_ns(t: Mapping[str, np.ndarray], rec: np.ndarray, word: np.ndarray, mem: GpuMemory,
+                   groups_per_sm: float, sms: int) -> np.ndarray:
+    """Per atomic record ``rec`` (``word``: its dense word id): the launch time its warp request takes at
+    least because a group's warps reach the same point of the program (a site's n-th execution) together
+    and their lanes' updates of one word are served one after another. The point takes its busiest word's
+    updates times their measured cost at ``groups_per_sm`` groups an SM (``GpuMemory.group_word_ns``), while
+    ``groups_per_sm`` x ``sms`` groups run: spread over the point's warp requests, the launch time of each."""
+    g, item, site, seq = (t[k][rec] for k in ("g", "item", "site", "seq"))
+    by_item = _key(g, item, site)
+    o = np.lexsort((seq, by_item))
+    idx = np.arange(len(o))
+    occ = np.empty(len(o), np.int64)
+    occ[o] = idx - np.maximum.accumulate(np.where(_starts(by_item[o]), idx, 0))  # a work-item's n-th
+    _, point = np.unique(_key(g, site, occ), return_inverse=True)
+    point = point.ravel()
+    _, at, updates = np.unique(_key(point, word), return_index=True, return_counts=True)
+    busiest = np.zeros(int(point.max()) + 1)
+    np.maximum.at(busiest, point[at], updates)
+    warps = np.bincount(point[np.unique(_key(point, item // mem.warp_size), return_index=True)[1]])
+    ns = busiest / np.maximum(warps, 1) * mem.group_word_ns(groups_per_sm) / (sms * groups_per_sm)
+    return ns[point]
+
+
 def _atomic_ns(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, mem: GpuMemory,
-               footprint: np.ndarray) -> float:
+               footprint: np.ndarray, groups_per_sm: float = 0.0, sms: int = 0) -> float:
     """The mean cost of a warp request of the traced global atomics. A buffer some word of which more
     than one traced work-group updates is a table the whole grid shares (a global histogram, a counter):
     a request's lanes on one word wait for each other, and the table's lines (of its footprint) take all
     the grid's updates (``GpuMemory.shared_atomic_ns``). Else, a lane updating a word that another traced
-    update also reaches waits for it (``atomic_ns``, a group's own histogram); the others cost what a
+    update also reaches waits for it (``atomic_ns``, a group's own histogram), or, where a group's warps pile
+    on one of its words at once, what that word's updates one after another take (``_group_word_ns``, at
+    ``groups_per_sm`` groups running on each of ``sms``), whichever is more; the others cost what a
     request reaching as many lines of a table of its buffer's footprint (``footprint``, bytes per region)
     costs (``GpuMemory.atomic_request_ns``: a graph's scattered updates over a large array pay DRAM's
     price for every lane), which is also the least a shared table's request costs. 0 where none is
@@ -618,7 +661,11 @@ def _atomic_ns(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, 
     on_table = np.isin(request_region, np.unique(region[shared]))  # a table some word of which is shared
     on_contended = np.zeros(len(reqs), bool)
     np.logical_or.at(on_contended, at_req, contended)
-    costs = np.where(on_contended & ~on_table, mem.atomic_ns, costs)
+    own = on_contended & ~on_table
+    costs = np.where(own, mem.atomic_ns, costs)
+    if own.any() and mem.atomic_group_word_ns and sms and groups_per_sm > 0:
+        piled = _group_word_ns(t, rec, inverse, mem, groups_per_sm, sms)[first]
+        costs[own] = np.maximum(costs[own], piled[own])
     if on_table.any() and mem.atomic_shared_ns:
         on_word, lanes = np.unique(np.stack([at_req, inverse], 1), axis=0, return_counts=True)
         busiest = np.zeros(len(reqs))  # a request's lanes on its busiest word
@@ -731,7 +778,10 @@ def memory_traffic(trace: np.ndarray, groups_total: int, mem: GpuMemory, *, grou
     l2_line_units = float((missed_sectors * scale - shared_hits) @ per_sector)
     group_lines, shared = _lines(s, spl, traced)
     footprint = np.bincount(s.cls_region, weights=unique, minlength=int(t["region"].max()) + 1) * sec
-    atomic_ns = _atomic_ns(t, req, order, mem, footprint)
+    resident = groups_total / max(1, sms)  # groups running an SM: fewer than one leaves SMs idle
+    if groups_per_sm > 0:
+        resident = min(resident, groups_per_sm)
+    atomic_ns = _atomic_ns(t, req, order, mem, footprint, resident, sms)
     notes = [f"traced {traced:.3g} of {groups_total} work-groups; {concurrent} run at once "
              f"({groups_per_sm}/SM)",
              f"running groups' working set {wave * sec / 2**20:.1f} MiB, L2 {mem.l2_bytes / 2**20:.0f} MiB: "

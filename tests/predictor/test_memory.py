@@ -400,6 +400,37 @@ def test_atomics_on_a_group_histogram_cost_the_contended_rate():
     assert memory.memory_traffic(trace(item=items), 100, MEM, groups_per_sm=8, sms=132).atomic_ns == 0
 
 
+def piled_histogram(groups: list[int], warps: int, iterations: int, spread: bool = False) -> np.ndarray:
+    """Each iteration, every work-item of a group of ``warps`` warps adds to one bin of the group's own
+    20-bin table: all of them to the same bin (bench/gpu_hot_word.py's kernel at spread 1), or by
+    work-item (``spread``: 1-2 lanes of a warp on a bin)."""
+    g, item, k = np.meshgrid(groups, np.arange(32 * warps), np.arange(iterations), indexing="ij")
+    bins = (item + k) % 20 if spread else k * 7 % 20
+    return trace(group=g.ravel(), item=item.ravel(), seq=k.ravel(), offset=4 * (g * 20 + bins).ravel(),
+                 kind=ATOMIC)
+
+
+@pytest.mark.parametrize(("groups", "warps", "measured"), [
+    # the launch's time per iteration, ns, on the H200 (data/h200/gpu_hot_word.json, spread 1)
+    (1, 16, 533),  # one group alone: its 512 updates of one word an iteration, one after another
+    (132, 8, 1314),
+    (201, 8, 1516),
+    (528, 8, 3622),
+])
+def test_a_group_piling_on_one_word_of_its_own_table_costs_that_words_updates(groups, warps, measured):
+    t = piled_histogram([0, groups // 2, groups - 1], warps, 4)
+    out = memory.memory_traffic(t, groups, MEM, groups_per_sm=4, sms=132, buffer_bytes={0: 80.0 * groups})
+    requests = groups * warps  # an iteration's
+    assert out.atomic_ns * requests == pytest.approx(measured, rel=0.25)
+    assert out.atomic_ns > MEM.atomic_ns
+
+
+def test_a_group_whose_lanes_spread_over_its_table_costs_the_contended_rate():
+    t = piled_histogram([0, 100, 200], 8, 4, spread=True)
+    out = memory.memory_traffic(t, 201, MEM, groups_per_sm=4, sms=132, buffer_bytes={0: 80.0 * 201})
+    assert out.atomic_ns == pytest.approx(MEM.atomic_ns)
+
+
 def test_no_global_accesses():
     out = memory.memory_traffic(np.zeros(0, TRACE), 10, MEM, groups_per_sm=8, sms=132)
     assert out.dram_bytes == 0 and out.notes == ("no global accesses traced",)
