@@ -41,27 +41,6 @@ _POW = {"pow", "powr", "pown", "rootn"}
 _MANGLED = re.compile(r"_Z(\d+)(\w+)")
 
 
-# instructions that hand a value on without an arithmetic instruction of their own: arithmetic chained
-# through them is one chain (a load's own wait is the roofline's load chain, not an operation's)
-_PASS_ON = {
-    "zext", "sext", "trunc", "fpext", "fptrunc", "sitofp", "uitofp", "fptosi", "fptoui", "bitcast",
-    "addrspacecast", "ptrtoint", "inttoptr", "freeze", "select", "extractelement", "insertelement",
-    "shufflevector", "getelementptr", "load",
-}
-
-
-def block_depth(f: FunctionIR, insts: list[int], issued: dict[int, int]) -> int:
-    """The longest chain of a block's arithmetic instructions (those ``issued`` counts) each taking the
-    result of the one before, through the instructions of ``_PASS_ON``. Values from other blocks, phis
-    among them, start chains: a loop's iterations are counted one after another, not overlapped."""
-    depth: dict[int, int] = {}
-    for inst in insts:
-        own = 1 if issued.get(inst) else 0
-        if own or f.opc(inst) in _PASS_ON:
-            depth[inst] = own + max((depth.get(o, 0) for o in f.opers(inst)), default=0)
-    return max(depth.values(), default=0)
-
-
 def bump(g: Tally, key: str, n: float) -> None:
     g[key] = g.get(key, 0) + n
 

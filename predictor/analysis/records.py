@@ -290,12 +290,6 @@ class Ops:
     math_long: float = 0
     math_pow: float = 0
     math_fp64: float = 0
-    # the instructions a work-item issues (arithmetic, a vector one once per lane and an FMA once, loads,
-    # stores and address computations) and, summed over the blocks it runs, each block's longest chain of
-    # arithmetic each taking the result of the one before (``opcounts.block_depth``): how far a
-    # work-item's own issue can overlap its operations' latencies
-    issued_ops: float = 0
-    dependent_ops: float = 0
     trip_unknown: bool = False  # some loop's trip count was unknown and counted once
 
     def scaled(self, k: float) -> Ops:

@@ -24,8 +24,6 @@ from clperf.predictor.analysis.opcounts import (
     FLOAT_OPS,
     INT_OPS,
     Tally,
-    block_depth,
-    bump,
     count_arithmetic,
     count_math_call,
     to_ops,
@@ -40,8 +38,6 @@ _BARRIERS = (
     "_Z18work_group_barrierj12memory_scope",
     "_Z22sub_group_barrierj",
 )
-# instructions a work-item issues besides the arithmetic ``_instruction`` counts
-_MOVES = {"load", "store", "getelementptr"}
 _ATOMIC_CALL = re.compile(r"^_Z\d+(atomic|atom)_")
 
 
@@ -95,11 +91,8 @@ class KernelWalk:
             chain = self.loops.block_loops[bi]
             g = self.seen.groups.setdefault(chain, {})
             b = self.seen.blocks.setdefault(bi, {})
-            issued = {inst: self._instruction(bi, inst, chain, b) for inst in self.f.insts[bi]}
-            if any(issued.values()):
-                moves = sum(1 for i in self.f.insts[bi] if self.f.opc(i) in _MOVES)
-                bump(b, "issued_ops", sum(issued.values()) + moves)
-                bump(b, "dependent_ops", block_depth(self.f, self.f.insts[bi], issued))
+            for inst in self.f.insts[bi]:
+                self._instruction(bi, inst, chain, b)
             for k, v in b.items():
                 g[k] = g.get(k, 0) + v
         seen = self.seen
@@ -140,23 +133,20 @@ class KernelWalk:
                     break
         return pos or f.block_pos(lp.header) or (0, 0)
 
-    def _instruction(self, bi: int, inst: int, chain: tuple[int, ...], g: Tally) -> int:
-        """Tally one instruction; the arithmetic instructions it issues (its lanes), else 0."""
+    def _instruction(self, bi: int, inst: int, chain: tuple[int, ...], g: Tally) -> None:
         f, record = self.f, self.accesses.record
         op = f.opc(inst)
         if op in FLOAT_OPS or op in INT_OPS:
             count_arithmetic(f, inst, op, g)
-            return f.lanes(inst)
-        if op == "call":
-            return self._call(bi, inst, chain, g)
-        if op == "load":
+        elif op == "load":
             record(inst, "load", f.opers(inst)[0], f.tstr(inst), chain, g)
         elif op == "store":
             self._store(inst, chain, g)
         elif op in ("atomicrmw", "cmpxchg"):
             ops = f.opers(inst)
             record(inst, "atomic", ops[0], f.tstr(ops[1]), chain, g)
-        return 0
+        elif op == "call":
+            self._call(bi, inst, chain, g)
 
     def _store(self, inst: int, chain: tuple[int, ...], g: Tally) -> None:
         f = self.f
@@ -168,12 +158,11 @@ class KernelWalk:
             if base:
                 self.seen.staged.add(base)
 
-    def _call(self, bi: int, inst: int, chain: tuple[int, ...], g: Tally) -> int:
-        """Tally one call; the lanes of a math call (an arithmetic instruction), else 0."""
+    def _call(self, bi: int, inst: int, chain: tuple[int, ...], g: Tally) -> None:
         f, record = self.f, self.accesses.record
         callee = f.callee(inst)
         if callee in WORK_ITEM:
-            return 0
+            return
         ops = f.opers(inst)
         if callee in _BARRIERS:
             self.seen.barriers.append((bi, inst))
@@ -186,16 +175,13 @@ class KernelWalk:
             record(inst, "store", ops[0], f"[{n} x i8]", chain, g)
         elif callee.startswith("llvm.memset"):
             record(inst, "store", ops[0], f"[{f.const(ops[2]) or 0} x i8]", chain, g)
-        elif count_math_call(f, inst, callee, g):
-            return f.lanes(inst)
-        elif not callee.startswith("llvm."):
+        elif not count_math_call(f, inst, callee, g) and not callee.startswith("llvm."):
             for o in ops[:-1]:  # an opaque call may read and write any buffer it is given
                 if f.tstr(o).startswith("ptr"):
                     base, _ = self.values.base(self.values.value(o))
                     if base:
                         self.seen.read.add(base)
                         self.seen.written.add(base)
-        return 0
 
 
 def _loop_infos(loops: list[Loop], blocks: list[str]) -> tuple[list[LoopInfo], dict[int, int]]:

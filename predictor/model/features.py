@@ -126,9 +126,6 @@ def _traffic_features(f: dict[str, float], t: rl.Traffic | None) -> None:
     f["t_bytes_per_item"] = _l(t.useful_bytes / n) if t and n else 0.0
     f["t_fp64_per_item"] = _l(t.fp64_ops / n) if t and n else 0.0
     f["t_special_per_item"] = _l(t.special_ops / n) if t and n else 0.0
-    # how much of a work-item's arithmetic waits on its own results (``Traffic.dependent_ops``): 1 a
-    # chain, small where independent operations could fill a warp's issue
-    f["t_dependent_share"] = t.dependent_ops / t.issued_ops if t and t.issued_ops else 0.0
     f["t_barriers"] = _l(t.barriers) if t else 0.0
     f["t_waste"] = math.log2((t.issued_bytes + 1) / (t.useful_bytes + 1)) if t else 0.0
     f["t_reuse"] = math.log2((t.issued_bytes + 1) / (t.dram_bytes + 1)) if t else 0.0

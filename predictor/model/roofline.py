@@ -34,7 +34,7 @@ from clperf.predictor.model import profiles
 from clperf.predictor.model.memory import MemoryTraffic
 
 MODEL_NAME = "roofline"
-MODEL_VERSION = "14"  # also stands for the analysis behind the learned features (cache keys)
+MODEL_VERSION = "13"  # also stands for the analysis behind the learned features (cache keys)
 
 SEGMENT_BYTES = {"gpu": 32, "cpu": 64, "accelerator": 64}  # GPU sector, CPU cache line
 LINE_BYTES = 128  # a GPU cache line: what a warp's request of consecutive words reaches
@@ -91,11 +91,6 @@ class Traffic:
     math_long: float = 0.0
     math_pow: float = 0.0
     math_fp64: float = 0.0
-    # instructions issued, and the arithmetic on chains of dependent results (``Ops.issued_ops``,
-    # ``dependent_ops``), all work-items: how much of a work-item's issue waits on latencies (a feature of
-    # the learned model; the chain bound charges every operation, which the training data fits better)
-    issued_ops: float = 0.0
-    dependent_ops: float = 0.0
     global_atomics: float = 0.0  # executions of atomics on global memory, all work-items
     # of those, the ones whose address does not move with the work-group (``shared_atomic``): a table the
     # whole grid updates, per access (executions, lanes of a warp on one word, the table's bytes)
@@ -204,8 +199,7 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     int_divs = _ops_value(ops, "int_divs") * n
     fp64 = _ops_value(ops, "fp64_ops") * n
     special = _ops_value(ops, "special_ops") * n
-    kinds = {k: _ops_value(ops, k) * n for k in ("math_short", "math_long", "math_pow", "math_fp64",
-                                                  "issued_ops", "dependent_ops")}
+    math = {k: _ops_value(ops, k) * n for k in ("math_short", "math_long", "math_pow", "math_fp64")}
     local = (_ops_value(ops, "local_load_bytes") + _ops_value(ops, "local_store_bytes")) * n
     ops_global = (_ops_value(ops, "global_load_bytes") + _ops_value(ops, "global_store_bytes")
                   + _ops_value(ops, "constant_load_bytes")) * n
@@ -261,7 +255,7 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     rounds = tuple((execs, tuple((new, share.get(param, 1.0), float(dep)) for new, param, dep in body))
                    for loop, (execs, body) in sorted(looped.items()) if loop not in waited_loops)
     return Traffic(n, issued_total, dram, useful, local, flops, int_ops, barriers, int_divs, fp64, special,
-                   **kinds, global_atomics=atomics, global_loads=loads, shared_atomics=tuple(shared_atomics),
+                   **math, global_atomics=atomics, global_loads=loads, shared_atomics=tuple(shared_atomics),
                    waits=tuple((*k, e) for k, e in sorted(waits.items())), rounds=rounds)
 
 

@@ -44,7 +44,7 @@ from clperf.predictor.training.datasets import Sources, expand_data, read_record
 
 log = logging.getLogger(__name__)
 
-FEATURES_VERSION = "25"  # part of the cache key and of a model's meta: bump when the features change
+FEATURES_VERSION = "24"  # part of the cache key and of a model's meta: bump when the features change
 TRACED_PER_KERNEL = 1  # launches of each kernel also given with a counting run's trace
 COUNT_BUDGET_S = 4.0  # each counting run's budget (the counts are cached per launch and budget)
 

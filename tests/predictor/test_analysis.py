@@ -258,26 +258,6 @@ kernel void f(global double *a, global float4 *b, global float *c) {
     assert (k.ops.math_short, k.ops.math_long, k.ops.math_pow, k.ops.math_fp64) == (7, 0, 0, 2)
 
 
-def test_dependent_operations_are_told_from_those_a_warp_can_issue_back_to_back():
-    src = """
-kernel void chain(global float *a) {
-    int i = get_global_id(0);
-    float x = a[i];
-    a[i] = ((x * x + 1.0f) * x + 2.0f) * x + 3.0f;
-}
-kernel void apart(global float *a, global float *b, global float *c, global float *d) {
-    int i = get_global_id(0);
-    a[i] = a[i] * 2.0f; b[i] = b[i] * 3.0f; c[i] = c[i] * 4.0f; d[i] = d[i] * 5.0f;
-}"""
-    chain, apart = kernel(src, "chain"), kernel(src, "apart")
-    # the address's two integer operations, then three FMAs each taking the one before; besides them a
-    # load, a store and the address computation are issued
-    assert (chain.ops.int_ops, chain.ops.dependent_ops, chain.ops.issued_ops) == (2, 2 + 3, 2 + 3 + 3)
-    # four multiplies, none taking another's result: the chain is the address's and one multiply, among
-    # the four multiplies, four loads, four stores and four address computations
-    assert (apart.ops.int_ops, apart.ops.dependent_ops, apart.ops.issued_ops) == (2, 2 + 1, 2 + 4 + 12)
-
-
 def test_special_functions_are_classed_by_what_a_call_compiles_to():
     k = kernel("""
 kernel void f(global float *a, global double *b) {
