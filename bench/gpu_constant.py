@@ -85,6 +85,16 @@ __kernel void search_constant_local_atomic(__constant float* bins, __global cons
 """
 
 
+def search_inputs(ctx: cl.Context) -> tuple[cl.Buffer, cl.Buffer]:
+    """The searched table (``BINS`` descending edges, as the search expects) and the ``KEYS`` keys, on the
+    device: the same random draw every run."""
+    rng = np.random.default_rng(7)
+    bins = np.sort(rng.random(BINS, dtype=np.float32))[::-1].copy()
+    keys = rng.random(KEYS, dtype=np.float32)
+    ro = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
+    return cl.Buffer(ctx, ro, hostbuf=bins), cl.Buffer(ctx, ro, hostbuf=keys)
+
+
 def main() -> None:
     dev, ctx, queue = open_device(sys.argv[1] if len(sys.argv) > 1 else "")
     group_warps = int(sys.argv[2]) if len(sys.argv) > 2 else 1
@@ -95,13 +105,8 @@ def main() -> None:
     result: dict[str, object] = {"device": dev.name, "driver": dev.driver_version, "compute_units": units,
                                  "clock_mhz": dev.max_clock_frequency, "bins": BINS,
                                  "iterations": ITERATIONS, "group_warps": group_warps}
-    rng = np.random.default_rng(7)
-    bins = np.sort(rng.random(BINS, dtype=np.float32))[::-1].copy()  # descending, as the search expects
-    keys = rng.random(KEYS, dtype=np.float32)
-    mf = cl.mem_flags
-    bins_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=bins)
-    keys_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=keys)
-    out = cl.Buffer(ctx, mf.READ_WRITE, units * max(WARPS) * 32 * BINS * 4)
+    bins_buf, keys_buf = search_inputs(ctx)
+    out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, units * max(WARPS) * 32 * BINS * 4)
     rows = []
     for spread in SPREADS:
         for warps in WARPS if group_warps == 1 else (group_warps, 2 * group_warps, 4 * group_warps):

@@ -31,7 +31,9 @@ import sys
 
 import numpy as np
 import pyopencl as cl
-from gpu_constant import BINS, ITERATIONS, KEYS, SOURCE  # run as bench/gpu_hot_word.py: bench/ is on the path
+
+# run as bench/gpu_hot_word.py: bench/ is on the path
+from gpu_constant import BINS, ITERATIONS, KEYS, SOURCE, search_inputs
 from gpu_math import best_ms, open_device
 
 GROUP_WARPS = (1, 2, 4, 8, 16)
@@ -73,13 +75,8 @@ def main() -> None:
     result: dict[str, object] = {"device": dev.name, "driver": dev.driver_version,
                                  "compute_units": dev.max_compute_units, "clock_mhz": dev.max_clock_frequency,
                                  "bins": BINS, "iterations": ITERATIONS}
-    rng = np.random.default_rng(7)
-    bins = np.sort(rng.random(BINS, dtype=np.float32))[::-1].copy()  # descending, as the search expects
-    keys = rng.random(KEYS, dtype=np.float32)
-    mf = cl.mem_flags
-    bins_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=bins)
-    keys_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=keys)
-    hist = cl.Buffer(ctx, mf.READ_WRITE, max(GROUPS) * BINS * 4)
+    bins_buf, keys_buf = search_inputs(ctx)
+    hist = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, max(GROUPS) * BINS * 4)
     rows = []
     for warps in GROUP_WARPS:
         for groups in GROUPS:
