@@ -261,6 +261,12 @@ def _starts(sorted_key: np.ndarray) -> np.ndarray:
     return np.r_[True, sorted_key[1:] != sorted_key[:-1]] if len(sorted_key) else np.zeros(0, bool)
 
 
+def _in_run(sorted_key: np.ndarray) -> np.ndarray:
+    """For a sorted array: each element's place in its run of equal values (0 for the first)."""
+    idx = np.arange(len(sorted_key))
+    return idx - np.maximum.accumulate(np.where(_starts(sorted_key), idx, 0))
+
+
 def _instances(t: Mapping[str, np.ndarray], warp_size: int) -> tuple[np.ndarray, np.ndarray]:
     """Per record (in the returned order): its warp request id, dense and ordered by (group, warp, site,
     occurrence). The n-th execution of a site in a work-item (``seq`` order) is the warp's n-th request."""
@@ -268,9 +274,7 @@ def _instances(t: Mapping[str, np.ndarray], warp_size: int) -> tuple[np.ndarray,
     by_site = _key(t["g"], item // warp_size, t["site"])
     by_item = _key(by_site, item % warp_size)
     order = np.argsort(_key(by_item, t["seq"]))
-    first = _starts(by_item[order])  # a work-item's executions of a site begin
-    idx = np.arange(len(order))
-    occ = idx - np.maximum.accumulate(np.where(first, idx, 0))
+    occ = _in_run(by_item[order])  # a work-item's n-th execution of a site
     block = _starts(by_site[order])  # a warp's executions of a site begin
     per_block = np.maximum.reduceat(occ, np.flatnonzero(block)) + 1  # every occurrence 0..max is there
     req = (np.cumsum(per_block) - per_block)[np.cumsum(block) - 1] + occ
@@ -612,9 +616,8 @@ def _group_word_ns(t: Mapping[str, np.ndarray], rec: np.ndarray, word: np.ndarra
     g, item, site, seq = (t[k][rec] for k in ("g", "item", "site", "seq"))
     by_item = _key(g, item, site)
     o = np.lexsort((seq, by_item))
-    idx = np.arange(len(o))
     occ = np.empty(len(o), np.int64)
-    occ[o] = idx - np.maximum.accumulate(np.where(_starts(by_item[o]), idx, 0))  # a work-item's n-th
+    occ[o] = _in_run(by_item[o])  # a work-item's n-th execution of the site
     _, point = np.unique(_key(g, site, occ), return_inverse=True)
     point = point.ravel()
     _, at, updates = np.unique(_key(point, word), return_index=True, return_counts=True)
