@@ -21,7 +21,9 @@ and ``ns_per_iteration`` (the launch over the iterations a work-item makes).
 word an iteration) and prints the device profile's ``atomic_group_word_ns``: per work-groups resident per SM,
 the time per update of that word (an iteration over the group's 32 x warps updates), the least over the
 launches the atomics bind (at least 1.5 times the same launch with the table in ``__local`` memory: a
-smaller group's iteration is its search's, not its word's).
+smaller group's iteration is its search's, not its word's); and ``atomic_group_line_share``: per spread
+(distinct words of the table's one 128-byte line updated an iteration), the median over the launches where
+it and spread 1 both bind of its time per update over spread 1's.
 """
 
 from __future__ import annotations
@@ -42,32 +44,53 @@ SPREADS = (1, 8, 32)
 KINDS = ("constant_atomic", "constant_local_atomic")
 
 
-def profile_rows(paths: list[str]) -> list[tuple[float, float]]:
-    """(groups resident per SM, ns per update of a group's busiest word) rows from measurement files."""
-    best: dict[float, float] = {}
+def _binding(paths: list[str]) -> dict[tuple[int, int, float], float]:
+    """(spread, group warps, groups resident per SM) -> ns per update, of the launches the atomics bind."""
+    found: dict[tuple[int, int, float], float] = {}
     for path in paths:
         with open(path) as f:
             d = json.load(f)
         sms = d["compute_units"]
-        times: dict[tuple[str, int, int], float] = {}
+        times: dict[tuple[str, int, int, int], float] = {}
         for r in d["rows"]:
-            if r.get("spread") == 1 and "ms" in r:
+            if "ms" in r:
                 warps = r.get("group_warps", d.get("group_warps", 1))
                 groups = r["groups"] if "groups" in r else r["warps_per_cu"] * sms // warps
-                times[r["kind"], warps, groups] = r["ms"]
-        for (kind, warps, groups), ms in times.items():
-            local = times.get(("constant_local_atomic", warps, groups))
+                times[r["kind"], r["spread"], warps, groups] = r["ms"]
+        for (kind, spread, warps, groups), ms in times.items():
+            local = times.get(("constant_local_atomic", spread, warps, groups))
             if kind != "constant_atomic" or local is None or ms < 1.5 * local:
                 continue
-            per_sm = round(groups / sms, 3)
+            key = (spread, warps, round(groups / sms, 3))
             ns = ms * 1e6 / d["iterations"] / (32 * warps)
+            found[key] = min(found.get(key, ns), ns)
+    return found
+
+
+def profile_rows(paths: list[str]) -> list[tuple[float, float]]:
+    """(groups resident per SM, ns per update of a group's busiest word) rows from measurement files."""
+    best: dict[float, float] = {}
+    for (spread, _, per_sm), ns in _binding(paths).items():
+        if spread == 1:
             best[per_sm] = min(best.get(per_sm, ns), ns)
     return sorted((k, round(v, 2)) for k, v in best.items())
 
 
+def share_rows(paths: list[str]) -> list[tuple[int, float]]:
+    """(distinct words of the line, time per update over one word's) rows from measurement files."""
+    found = _binding(paths)
+    shares: dict[int, list[float]] = {1: [1.0]}
+    for (spread, warps, per_sm), ns in found.items():
+        one = found.get((1, warps, per_sm))
+        if spread > 1 and one:
+            shares.setdefault(spread, []).append(ns / one)
+    return [(s, round(float(np.median(v)), 2)) for s, v in sorted(shares.items())]
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--rows"]:
-        print(json.dumps(profile_rows(sys.argv[2:])))
+        print(json.dumps({"atomic_group_word_ns": profile_rows(sys.argv[2:]),
+                          "atomic_group_line_share": share_rows(sys.argv[2:])}))
         return
     dev, ctx, queue = open_device(sys.argv[1] if len(sys.argv) > 1 else "")
     prg = cl.Program(ctx, SOURCE).build(options=f"-DBINS={BINS} -DKEYS={KEYS}")

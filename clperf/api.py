@@ -280,34 +280,31 @@ class Workspace:
                     if p.pointer and p.address_space == "local")
         occ = memory.occupancy(group, local, mem, max_group_items=device.max_work_group_size or 1024,
                                max_local_per_group=device.local_mem_bytes)
-        groups = np.unique(counts.trace["group"])
-        traced: float = len(groups)
-        if counts.groups_run == 0:
-            # no group finished: the trace holds the abandoned groups as far as they got, each the share
-            # of a whole group its finished work-items are, in whole warps (the first work-items finish
-            # first; a warp's requests coalesce as all its lanes do, so a part of one misstates them): a
-            # group without a finished warp tells no launch's traffic
-            ran = {int(g): counts.abandoned.get(int(g), 0) for g in groups}
-            if counts.trace_truncated:  # the cap cut the last group's accesses: the items it holds, less one
-                last = counts.trace["group"][-1]
-                held = len(np.unique(counts.trace["item"][counts.trace["group"] == last])) - 1
-                ran[int(last)] = min(ran[int(last)], held)
-            whole = min(mem.warp_size, group)
-            finished = np.array([ran[int(g)] - ran[int(g)] % whole for g in groups])
-            traced = float(np.minimum(1.0, finished / group).sum())
-            counts_trace = counts.trace[counts.trace["item"]
-                                        < finished[np.searchsorted(groups, counts.trace["group"])]]
-            if traced <= 0:
-                lockstep = Workspace._lockstep_share(kernel, scenario, counts.trace, group)
-                if lockstep is None:
-                    return None
-                first = counts.trace["group"] == counts.trace["group"][0]  # the group _lockstep_share read
-                traced, counts_trace = lockstep, counts.trace[first]
-        elif counts.trace_truncated and traced > 1:
-            traced -= 1  # the last group's accesses are cut short: leave it out of the scale
-            counts_trace = counts.trace[counts.trace["group"] != counts.trace["group"][-1]]
-        else:
-            counts_trace = counts.trace
+        trace = counts.trace
+        groups = np.unique(trace["group"])
+        # the work-items of each traced group whose accesses tell: all of a group that finished; of one
+        # abandoned at the time limit, those it finished, in whole warps (the first work-items finish
+        # first; a warp's requests coalesce as all its lanes do, so a part of one misstates them)
+        whole = min(mem.warp_size, group)
+        usable = np.array([group if counts.groups_run else
+                           counts.abandoned.get(int(g), 0) // whole * whole for g in groups])
+        at = usable[np.searchsorted(groups, trace["group"])]
+        item = trace["item"]
+        lanes = item < at
+        counts_trace = trace[lanes | ((item == memory.NO_ITEM) & (at == group))]  # a whole group's copies
+        # each group's share of a whole one: its usable work-items, times the part of their accesses
+        # kept (a work-item keeps its first ones up to a cap, the plugin counts all it made)
+        kept = np.bincount(np.searchsorted(groups, trace["group"][lanes]), minlength=len(groups))
+        traced = 0.0
+        for k, g in enumerate(groups):
+            made = sum(counts.trace_made.get(int(g), ())[:usable[k]])
+            traced += usable[k] / group * (min(1.0, kept[k] / made) if made else 1.0)
+        if traced <= 0:
+            lockstep = Workspace._lockstep_share(kernel, scenario, trace, group)
+            if lockstep is None:
+                return None
+            first = trace["group"] == trace["group"][0]  # the group _lockstep_share read
+            traced, counts_trace = lockstep, trace[first]
         sizes = {i: float(scenario.args.get(p.name, 0)) * (type_size(p.type) or 0)
                  for i, p in enumerate(kernel.params) if p.pointer and p.address_space != "local"}
         traffic = memory.memory_traffic(counts_trace, counts.groups_total, mem,

@@ -7,8 +7,10 @@
 //  * of the groups abandoned at the time limit: the same for the work-items they finished, and apart
 //    the block counts of those they had started and not finished (inner loops' trips when not one
 //    work-item finished: a group whose barriers keep every work-item waiting for the others);
-//  * for the first few groups of the run order (the traced ones): every global, constant and
-//    __local access, in program order per work-item, as 32-byte records (struct Record);
+//  * for the first few groups of the run order (the traced ones): each work-item's global, constant
+//    and __local accesses in program order, as 32-byte records (struct Record), the first
+//    cap / (traced groups x work-items) of them, and how many it made in all: every lane of a warp
+//    traced alike (a prefix of each), however long one work-item runs;
 //  * Oclgrind's error messages (invalid reads and writes, divergent barriers), counted.
 //
 // Sampling: Oclgrind builds the list of groups to run in KernelInvocation's constructor and reads
@@ -226,6 +228,7 @@ public:
     w.lastItem = nullptr; // a work-item of the next group may get the same address
     w.records.clear();
     w.seq.assign(w.traced ? w.items : 0, 0);
+    w.itemCap = m_cap / std::max<uint64_t>(1, m_traceGroups * w.items);
     w.localArg.clear();
     for (const auto& local : m_localValues)
       w.localArg[wg->getLocalMemory()->extractBuffer(wg->getLocalMemoryAddress(local.first))] = local.second;
@@ -342,8 +345,15 @@ private:
     const llvm::BasicBlock* lastBlock = nullptr;
     uint32_t lastIndex = NONE;
     std::vector<uint32_t> seq; // accesses so far, per work-item of a traced group
+    uint64_t itemCap = 0;      // records kept of one work-item
     std::vector<Record> records;
     std::unordered_map<size_t, int16_t> localArg; // local buffer number -> kernel argument
+  };
+
+  struct Traced
+  {
+    size_t group;
+    std::vector<uint32_t> made; // accesses per work-item, the kept ones and those past its cap
   };
 
   struct GroupRun
@@ -402,7 +412,8 @@ private:
     }
   }
 
-  void keepRecords(Worker& w, std::vector<Record>& into, std::vector<size_t>& groups) // holds m_mutex
+  // a traced group's records, and its work-items' accesses made (kept or not). Holds m_mutex.
+  void keepRecords(Worker& w, std::vector<Record>& into, std::vector<Traced>& groups)
   {
     if (!w.traced)
       return;
@@ -413,7 +424,7 @@ private:
       w.records.resize(room);
     }
     into.insert(into.end(), w.records.begin(), w.records.end());
-    groups.push_back(w.group);
+    groups.push_back({w.group, w.seq});
   }
 
   size_t local(const Worker& w, const oclgrind::WorkItem* wi) const
@@ -484,11 +495,6 @@ private:
     Worker& w = worker();
     if (!w.traced)
       return;
-    if (w.records.size() >= m_cap)
-    {
-      m_truncated = true;
-      return;
-    }
     Record r;
     r.group = w.group;
     r.item = NONE;
@@ -498,6 +504,11 @@ private:
     {
       r.item = local(w, wi);
       r.seq = w.seq[r.item]++;
+      if (r.seq >= w.itemCap)
+      {
+        m_truncated = true; // the work-item's later accesses are counted (seq), not kept
+        return;
+      }
       auto it = m_siteIndex.find(wi->getCurrentInstruction());
       r.site = it == m_siteIndex.end() ? NONE : it->second;
     }
@@ -517,6 +528,11 @@ private:
     r.size = uint16_t(std::min<size_t>(size, 0xffff));
     r.kind = kind;
     r.space = uint8_t(space);
+    if (w.records.size() >= m_cap) // a group's copies past the cap
+    {
+      m_truncated = true;
+      return;
+    }
     w.records.push_back(r);
   }
 
@@ -542,7 +558,16 @@ private:
          << m_partialGroups[i].instructions << "]";
     js << "],\"traced\":[";
     for (size_t i = 0; i < m_tracedRan.size(); ++i)
-      js << (i ? "," : "") << m_tracedRan[i];
+      js << (i ? "," : "") << m_tracedRan[i].group;
+    js << "],\"traced_made\":[";
+    for (size_t i = 0; i < m_tracedRan.size(); ++i)
+    {
+      js << (i ? "," : "") << "[";
+      const std::vector<uint32_t>& made = m_tracedRan[i].made;
+      for (size_t k = 0; k < made.size(); ++k)
+        js << (k ? "," : "") << made[k];
+      js << "]";
+    }
     js << "],\"blocks\":[";
     for (size_t b = 0; b < m_blocks.size(); ++b)
     {
@@ -591,9 +616,9 @@ private:
   uint64_t m_unfinishedItems = 0;
   std::vector<GroupRun> m_partialGroups; // abandoned groups: their finished work-items, instructions
   std::vector<GroupRun> m_ran;
-  std::vector<size_t> m_tracedRan;
+  std::vector<Traced> m_tracedRan;
   std::vector<Record> m_records, m_partialRecords; // completed traced groups, abandoned ones
-  std::vector<size_t> m_partialTraced;
+  std::vector<Traced> m_partialTraced;
   std::vector<std::string> m_messages;
   uint64_t m_errors = 0;
   double m_groupSeconds = 0; // summed over the completed groups

@@ -9,7 +9,7 @@ import numpy as np
 
 from clperf.core.cache import finite
 
-FORMAT = "5"  # of Counts' JSON shape, part of a counting run's cache key
+FORMAT = "6"  # of Counts' JSON shape, part of a counting run's cache key
 Site = tuple[str, int, int]  # (block name in clperf's IR, line, column) of a memory instruction
 
 
@@ -28,7 +28,9 @@ class Counts:
     and ``blocks`` averages the work-items that did (``groups_run`` 0, ``items_run`` of them).
     ``trace`` (``trace.TRACE_DTYPE``) holds the accesses of the traced groups (the first groups of the
     run order): of those that finished, or when none did, of those abandoned at the time limit as far as
-    they got (``abandoned``: each abandoned group's finished work-items, by linear group id); ``sites``
+    they got (``abandoned``: each abandoned group's finished work-items, by linear group id), of each
+    work-item the first accesses up to a cap (``trace_made``: per traced group, the accesses each of its
+    work-items made, by linear local id, the kept ones and those past the cap); ``sites``
     each memory instruction's block and source position (the line and column, in characters, of
     ``Access.line``/``Access.column``). ``errors``: Oclgrind's reports (an invalid read
     or write, a divergent barrier), the first few. ``longest_group``: the instructions per work-item of
@@ -59,6 +61,7 @@ class Counts:
     abandoned: dict[int, int] = field(default_factory=dict)
     unfinished: dict[str, float] = field(default_factory=dict)
     unfinished_items: int = 0
+    trace_made: dict[int, tuple[int, ...]] = field(default_factory=dict)
     cached: bool = field(default=False, compare=False)
 
     @property
@@ -91,6 +94,7 @@ class Counts:
             "abandoned": [[g, n] for g, n in self.abandoned.items()],
             "unfinished": dict(self.unfinished),
             "unfinished_items": self.unfinished_items,
+            "trace_made": [[g, list(made)] for g, made in self.trace_made.items()],
         }
 
     @classmethod
@@ -117,6 +121,7 @@ class Counts:
             abandoned={int(g): int(n) for g, n in d["abandoned"]},
             unfinished={str(k): finite(v, "block count") for k, v in d["unfinished"].items()},
             unfinished_items=int(d["unfinished_items"]),
+            trace_made={int(g): tuple(int(n) for n in made) for g, made in d["trace_made"]},
         )
 
     def as_cached(self) -> Counts:

@@ -91,4 +91,6 @@ def summarize(report: dict[str, Any], trace: np.ndarray | None, *, work_items: i
         items_run=ran_items, longest_group=max(1.0, max(per_group) / mean) if per_group and mean else 1.0,
         unmatched=unmatched, abandoned={g: items for g, items, _ in abandoned},
         unfinished=unfinished, unfinished_items=started if unfinished else 0,
+        trace_made={int(g): tuple(int(n) for n in made)
+                    for g, made in zip(report.get("traced", ()), report.get("traced_made", ()), strict=True)},
     )

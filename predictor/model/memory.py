@@ -89,6 +89,9 @@ class GpuMemory:
     # program point (bench/gpu_hot_word.py): they are served one after another, each the longer the more
     # groups run at once; (work-groups resident per SM, ns per update) rows; (): unknown
     atomic_group_word_ns: tuple[tuple[float, float], ...] = ()
+    # the updates of one line are served one after another even where they reach distinct words, each for
+    # a share of a one-word update: (distinct words of the line updated, share) rows; (): unknown
+    atomic_group_line_share: tuple[tuple[float, float], ...] = ()
     # measured device-wide read rates (bench/gpu_onchip.py), GB/s: __local (conflict-free, so bytes of
     # wavefronts), global reads that hit L1, and those that miss L1 and hit L2; 0: unknown
     local_gbs: float = 0.0
@@ -115,8 +118,8 @@ class GpuMemory:
                                 for k in ("chase_ns", "search_ns", "atomic_shared_ns")}
         rows["atomic_table_ns"] = tuple(sorted((int(b), float(one), float(spread))
                                                for b, one, spread in known.get("atomic_table_ns", ())))
-        rows["atomic_group_word_ns"] = tuple(sorted((float(g), float(ns))
-                                                    for g, ns in known.get("atomic_group_word_ns", ())))
+        for k in ("atomic_group_word_ns", "atomic_group_line_share"):
+            rows[k] = tuple(sorted((float(a), float(b)) for a, b in known.get(k, ())))
         return cls(**{**known, "local_carveouts_kb": tuple(known.get("local_carveouts_kb", ())), **rows})
 
     def atomic_request_ns(self, lines: float, table_bytes: float) -> float:
@@ -163,6 +166,18 @@ class GpuMemory:
         if groups_per_sm >= rows[-1][0]:
             return rows[-1][1] * groups_per_sm / rows[-1][0]
         return float(np.interp(groups_per_sm, [g for g, _ in rows], [ns for _, ns in rows]))
+
+    def line_share(self, words: np.ndarray) -> np.ndarray:
+        """Per entry of ``words`` (the words of one line a group's warps update at one point, as many
+        equally busy ones): the share of a one-word update that each of the line's updates takes,
+        interpolated between the measured rows by the logarithm of the words, the last row's beyond it;
+        one word's share of the line (its updates served apart from the others') where the profile has
+        no rows."""
+        rows = self.atomic_group_line_share
+        w = np.maximum(np.asarray(words, np.float64), 1.0)
+        if not rows:
+            return 1.0 / w
+        return np.interp(np.log(w), [math.log(a) for a, _ in rows], [b for _, b in rows])
 
     def wait_ns(self, wait: str, region_bytes: float | None) -> float | None:
         """The measured time one iteration waits for a load that moves as ``wait`` says
@@ -606,13 +621,16 @@ def _shared_l1_hits(s: _Stream, per_group: np.ndarray, unique: np.ndarray, group
     return np.where(written, 0.0, inter * hit * sms)
 
 
-def _group_word_ns(t: Mapping[str, np.ndarray], rec: np.ndarray, word: np.ndarray, mem: GpuMemory,
-                   groups_per_sm: float, sms: int) -> np.ndarray:
-    """Per atomic record ``rec`` (``word``: its dense word id): the launch time its warp request takes at
-    least because a group's warps reach the same point of the program (a site's n-th execution) together
-    and their lanes' updates of one word are served one after another. The point takes its busiest word's
-    updates times their measured cost at ``groups_per_sm`` groups an SM (``GpuMemory.group_word_ns``), while
-    ``groups_per_sm`` x ``sms`` groups run: spread over the point's warp requests, the launch time of each."""
+def _group_word_ns(t: Mapping[str, np.ndarray], rec: np.ndarray, word: np.ndarray, line: np.ndarray,
+                   mem: GpuMemory, groups_per_sm: float, sms: int) -> np.ndarray:
+    """Per atomic record ``rec`` (``word``, ``line``: its dense word and line ids): the launch time its warp
+    request takes at least because a group's warps reach the same point of the program (a site's n-th
+    execution) together and their lanes' updates of one line are served one after another, each for the
+    measured cost of an update of one word at ``groups_per_sm`` groups an SM (``GpuMemory.group_word_ns``)
+    times the share the line's words updated give (``GpuMemory.line_share``, 1 for one word; uneven
+    updates count as fewer words: the squared updates over their sum of squares per word). The
+    point takes its busiest line's time, while ``groups_per_sm`` x ``sms`` groups run: spread over the
+    point's warp requests, the launch time of each."""
     g, item, site, seq = (t[k][rec] for k in ("g", "item", "site", "seq"))
     by_item = _key(g, item, site)
     o = np.lexsort((seq, by_item))
@@ -620,9 +638,14 @@ def _group_word_ns(t: Mapping[str, np.ndarray], rec: np.ndarray, word: np.ndarra
     occ[o] = _in_run(by_item[o])  # a work-item's n-th execution of the site
     _, point = np.unique(_key(g, site, occ), return_inverse=True)
     point = point.ravel()
-    _, at, updates = np.unique(_key(point, word), return_index=True, return_counts=True)
+    on_line = _key(point, line)
+    lines, at, updates = np.unique(on_line, return_index=True, return_counts=True)
+    first_word, per_word = np.unique(_key(on_line, word), return_index=True, return_counts=True)[1:]
+    squares = np.bincount(np.searchsorted(lines, on_line[first_word]), minlength=len(lines),
+                          weights=per_word.astype(np.float64) ** 2)
+    words = updates.astype(np.float64) ** 2 / squares  # as many equally busy words would take as long
     busiest = np.zeros(int(point.max()) + 1)
-    np.maximum.at(busiest, point[at], updates)
+    np.maximum.at(busiest, point[at], updates * mem.line_share(words))
     warps = np.bincount(point[np.unique(_key(point, item // mem.warp_size), return_index=True)[1]])
     ns = busiest / np.maximum(warps, 1) * mem.group_word_ns(groups_per_sm) / (sms * groups_per_sm)
     return ns[point]
@@ -667,7 +690,8 @@ def _atomic_ns(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, 
     own = on_contended & ~on_table
     costs = np.where(own, mem.atomic_ns, costs)
     if own.any() and mem.atomic_group_word_ns and sms and groups_per_sm > 0:
-        piled = _group_word_ns(t, rec, inverse, mem, groups_per_sm, sms)[first]
+        line = _rank(_key(region, t["offset"][rec].astype(np.int64) // mem.line_bytes))
+        piled = _group_word_ns(t, rec, inverse, line, mem, groups_per_sm, sms)[first]
         costs[own] = np.maximum(costs[own], piled[own])
     if on_table.any() and mem.atomic_shared_ns:
         on_word, lanes = np.unique(np.stack([at_req, inverse], 1), axis=0, return_counts=True)

@@ -261,10 +261,10 @@ def test_a_trace_of_groups_cut_short_scales_as_far_as_they_ran(plugin, store):
     assert issued * 0.9 < traffic.issued_bytes < issued * 1.3, traffic.issued_bytes
 
 
-def test_a_capped_trace_of_a_group_cut_short_scales_by_the_whole_warps_it_holds(plugin, store):
-    # each work-item loads 20,000 times: the trace cap ends the trace 50 work-items in, before the budget
-    # ends the group (about a hundred of its 1,024 work-items finish on 2 cores), so the work-items the
-    # trace holds, not those that finished, are its share, in whole warps: its first 32
+def test_a_capped_trace_keeps_each_work_items_first_accesses_and_scales_by_those_it_made(plugin, store):
+    # each work-item loads 20,000 times: the cap keeps the first 1,000,000 / 1,024 accesses of each, and
+    # the plugin counts all it made; about a hundred of the group's 1,024 work-items finish within the
+    # budget on 2 cores, so the share of the group is its finished whole warps times the part kept
     walk = """
     __kernel void walk(__global const int* n, __global const float* x, __global float* out) {
         int i = get_global_id(0);
@@ -279,12 +279,39 @@ def test_a_capped_trace_of_a_group_cut_short_scales_by_the_whole_warps_it_holds(
     c = counting.count(walk, "walk", sc, data={"n": n}, budget_s=2.0, trace_groups=1, trace_cap=1_000_000,
                        store=store)
     assert c is not None and c.groups_run == 0 and c.trace_truncated
-    held = len(np.unique(c.trace["item"]))
-    assert c.abandoned[int(c.trace["group"][0])] > held > 32  # more finished than the trace holds
+    group = int(c.trace["group"][0])
+    finished = c.abandoned[group]
+    assert finished > 32
+    _, kept = np.unique(c.trace["item"], return_counts=True)
+    assert kept.max() <= 1_000_000 // 1024
+    assert c.trace_made[group][:finished] == (20_002,) * finished  # n[i], 20,000 loads of x, out[i]
     traffic = Workspace.memory(analyze_text(walk).kernel("walk"), sc, select_device("h200"), c)
     assert traffic is not None
     issued = 4096 * (4 + 20_000 * 4 + 4)
     assert issued * 0.8 < traffic.issued_bytes < issued * 1.25, traffic.issued_bytes / issued
+
+
+def test_a_finished_group_traced_in_part_scales_by_the_accesses_its_work_items_made(plugin, store):
+    # 2,000 loads a work-item, 391 of them kept (100,000 records over 256 work-items): every lane of each
+    # warp holds its first ones alike, and the group counts for the part of its accesses kept
+    walk = """
+    __kernel void walk(__global const float* x, __global float* out, int n) {
+        int i = get_global_id(0);
+        float s = 0.0f;
+        for (int k = 0; k < n; ++k)
+            s += x[(i + 32 * k) & 65535];
+        out[i] = s;
+    }
+    """
+    sc = Scenario((512,), (256,), {"x": 65536, "out": 512, "n": 2000})
+    c = counting.count(walk, "walk", sc, budget_s=20.0, trace_groups=2, trace_cap=200_000, store=store)
+    assert c is not None and c.groups_run == 2 and c.trace_truncated
+    _, kept = np.unique(c.trace[["group", "item"]], return_counts=True)
+    assert len(kept) == 512 and (kept == 200_000 // 512).all()
+    traffic = Workspace.memory(analyze_text(walk).kernel("walk"), sc, select_device("h200"), c)
+    assert traffic is not None
+    issued = 512 * (2000 * 4 + 4)
+    assert issued * 0.95 < traffic.issued_bytes < issued * 1.05, traffic.issued_bytes / issued
 
 
 def test_a_trace_of_a_group_held_in_step_by_its_barriers_scales_by_the_share_it_ran(plugin, store):
