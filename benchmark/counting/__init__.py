@@ -135,7 +135,7 @@ def count(source: str, kernel: str, scenario: Scenario, *, build_options: str = 
         making = time.time()
         request = job.request(settings)  # the inputs made: as long as their size says, outside the budget
         started += time.time() - making
-        outcome = launch.run(request, plugin, tc.icd, budget_s=budget_s, start=started)
+        outcome = launch.run(request, plugin, tc.icd, budget_s=budget_s, start=started, llvm_bin=tc.llvm_bin)
         result = job.counts(outcome, ir)
     except (oclgrind.Unavailable, OSError, ClperfError) as e:  # ClperfError: a data file changed since
         log.info("no counting run of %s: %s", kernel, e)

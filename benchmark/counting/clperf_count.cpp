@@ -506,7 +506,8 @@ private:
       r.seq = w.seq[r.item]++;
       if (r.seq >= w.itemCap)
       {
-        m_truncated = true; // the work-item's later accesses are counted (seq), not kept
+        if (!m_truncated.load(std::memory_order_relaxed)) // no store on every access: two workers share it
+          m_truncated = true;                              // its later accesses counted (seq), not kept
         return;
       }
       auto it = m_siteIndex.find(wi->getCurrentInstruction());

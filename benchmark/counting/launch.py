@@ -47,8 +47,8 @@ RAM_FOLDER = "/dev/shm"  # where the input arrays go when it has room (_input_fo
 RAM_SPARE_BYTES = 1 << 30  # left free there
 INPUTS_PREFIX = "clperf-count-inputs-"  # then the pid of the clperf process that made the folder
 # part of a run's cache key: how the child stages the inputs decides how much of the budget is left to run
-# groups in (2: Oclgrind runs on the mapped input files, child.py)
-STAGING = 2
+# groups in (2: Oclgrind runs on the mapped input files, child.py), and what it builds
+STAGING = 3
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,7 @@ def _sweep_inputs() -> None:
             shutil.rmtree(entry.path, ignore_errors=True)
 
 
-def _spec(inputs: Path, launch: Launch) -> dict[str, Any]:
+def _spec(inputs: Path, launch: Launch, llvm_bin: Path | None) -> dict[str, Any]:
     args: list[dict[str, Any]] = []
     for i, a in enumerate(launch.arguments):
         if a.buffer is not None:
@@ -146,12 +146,16 @@ def _spec(inputs: Path, launch: Launch) -> dict[str, Any]:
             args.append({"scalar": (a.scalar or b"").hex()})
     return {"source": launch.source, "kernel": launch.kernel, "options": launch.options,
             "global": list(launch.global_size),
-            "local": list(launch.local_size) if launch.local_size is not None else None, "args": args}
+            "local": list(launch.local_size) if launch.local_size is not None else None, "args": args,
+            "llvm_bin": str(llvm_bin) if llvm_bin is not None else None}
 
 
-def run(launch: Launch, plugin: Path, icd: Path, *, budget_s: float, start: float | None = None) -> Outcome:
+def run(launch: Launch, plugin: Path, icd: Path, *, budget_s: float, start: float | None = None,
+        llvm_bin: Path | None = None) -> Outcome:
     """Run ``launch`` within ``budget_s`` seconds of ``start`` (``time.time()``, default now): the
-    child's start-up, the build and the upload of the data count against it."""
+    child's start-up, the build and the upload of the data count against it. ``llvm_bin``: the folder of
+    Oclgrind's LLVM's ``llvm-dis`` and ``llvm-as``, for a kernel whose intrinsics Oclgrind lacks
+    (``child.lower_intrinsics``)."""
     start = time.time() if start is None else start
     deadline = start + budget_s
     abandon = deadline + GRACE_S
@@ -161,7 +165,7 @@ def run(launch: Launch, plugin: Path, icd: Path, *, budget_s: float, start: floa
     with tempfile.TemporaryDirectory(prefix="clperf-count-") as tmp, \
             _input_folder(launch, tmp) as inputs:
         folder = Path(tmp)
-        (folder / "spec.json").write_text(json.dumps(_spec(Path(inputs), launch)))
+        (folder / "spec.json").write_text(json.dumps(_spec(Path(inputs), launch, llvm_bin)))
         # however long the inputs took to write, a share of the budget is left to run groups in
         deadline = max(deadline, time.time() + RUN_SHARE * budget_s)
         abandon = deadline + GRACE_S

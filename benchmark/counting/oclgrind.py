@@ -49,6 +49,11 @@ class Toolchain:
     llvm_config: str
     compiler: str
 
+    @property
+    def llvm_bin(self) -> Path:
+        """The folder of the LLVM tools (``llvm-dis``, ``llvm-as``) of Oclgrind's LLVM."""
+        return Path(self.llvm_config).resolve().parent
+
     def command(self, output: Path) -> list[str]:
         """The g++ command line that builds the plugin into ``output``."""
         llvm = children.run([self.llvm_config, "--includedir", "--libdir"], timeout_s=30)

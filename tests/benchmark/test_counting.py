@@ -8,6 +8,7 @@ beside it or computed with NumPy from the same data.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import logging
 import os
 import time
@@ -578,3 +579,55 @@ def test_a_run_stopped_before_any_work_item_finished_counts_a_rare_branch_as_oft
     lost = dataclasses.replace(c, unmatched=(fix_up,), unfinished={b: n for b, n in c.unfinished.items()
                                                                    if b != fix_up})
     assert Workspace.counted(report, lost).ops_for(args).flops > 0.9 * static
+
+
+def load_child():
+    spec = importlib.util.spec_from_file_location("counting_child", launch.CHILD)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_intrinsics_oclgrind_lacks_are_written_out_under_the_calls_name_and_place():
+    child = load_child()
+    ir = "\n".join([
+        "  %0 = tail call i32 @llvm.abs.i32(i32 %d, i1 true) #5, !dbg !20",
+        "  %r = call <2 x i32> @llvm.fshl.v2i32(<2 x i32> %a, <2 x i32> %a, <2 x i32> <i32 5, i32 33>),"
+        " !dbg !7",
+        "  %q = call i64 @llvm.fshr.i64(i64 noundef %x, i64 %y, i64 3)",
+        "  %s = add i32 %0, 1",
+    ])
+    out = child.lower_intrinsics(ir).split("\n")
+    assert not any("@llvm." in line for line in out)
+    assert out[-1] == "  %s = add i32 %0, 1"
+    abs_lines = [line for line in out if "lower0." in line]
+    assert abs_lines[-1] == "  %0 = select i1 %clperf.lower0.neg, i32 %clperf.lower0.sub, i32 %d, !dbg !20"
+    assert all(line.endswith(", !dbg !20") for line in abs_lines)
+    assert "  %clperf.lower1.s = urem <2 x i32> <i32 5, i32 33>, <i32 32, i32 32>, !dbg !7" in out
+    assert ("  %r = select <2 x i1> %clperf.lower1.zero, <2 x i32> %a, <2 x i32> %clperf.lower1.or, !dbg !7"
+            in out)
+    assert "  %clperf.lower2.hi = lshr i64 %y, %clperf.lower2.s" in out  # fshr: the second shifts down
+    assert "  %q = select i1 %clperf.lower2.zero, i64 %y, i64 %clperf.lower2.or" in out
+
+
+SIGN_FLIP = """
+static int mirror(int d, int n) { if (d >= n) d = 2 * n - 2 - d; else if (d < 0) d = -d; return d; }
+__kernel void flip(__global const uint* x, __global uint* out, int n) {
+    int i = get_global_id(0);
+    uint v = x[mirror(i - 3, n)];
+    out[i] = (v << 5 | v >> 27) ^ rotate(v, (uint)i);
+}
+"""
+
+
+def test_a_kernel_whose_sign_flip_and_rotate_oclgrind_cannot_run_is_counted(plugin, store):
+    # Oclgrind's clang makes llvm.abs and llvm.fshl of them, which Oclgrind does not implement
+    sc = Scenario((256,), (64,), {"x": 256, "out": 256, "n": 256})
+    x = (np.arange(256, dtype=np.uint64) * 2654435761 % (1 << 32)).astype(np.uint32)
+    c = counting.count(SIGN_FLIP, "flip", sc, data={"x": x}, store=store)
+    assert c is not None and c.groups_run == 4
+    assert c.blocks["entry"] == 1.0
+    loads = c.trace[c.trace["kind"] == 0]["offset"] // 4
+    mirrored = np.abs(np.arange(256) - 3)
+    assert sorted(loads) == sorted(np.where(mirrored >= 256, 2 * 256 - 2 - mirrored, mirrored))
