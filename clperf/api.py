@@ -299,6 +299,8 @@ class Workspace:
         for k, g in enumerate(groups):
             made = sum(counts.trace_made.get(int(g), ())[:usable[k]])
             traced += usable[k] / group * (min(1.0, kept[k] / made) if made else 1.0)
+        if counts.groups_run:  # groups as busy as the sample's: its accesses per work-item over theirs
+            traced *= counts.trace_weight
         if traced <= 0:
             lockstep = Workspace._lockstep_share(kernel, scenario, trace, group)
             if lockstep is None:

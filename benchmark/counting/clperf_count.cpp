@@ -3,7 +3,8 @@
 // For one kernel launch it records, over the work-groups it lets run:
 //  * per basic block of the kernel's module, how many times the work-items of those groups ran it
 //    (counted at the block's terminator, which runs once per execution of the block);
-//  * per completed group: its linear index, its work-items and the instructions they executed;
+//  * per completed group: its linear index, its work-items, the instructions they executed and their
+//    global, constant and __local accesses;
 //  * of the groups abandoned at the time limit: the same for the work-items they finished, and apart
 //    the block counts of those they had started and not finished (inner loops' trips when not one
 //    work-item finished: a group whose barriers keep every work-item waiting for the others);
@@ -222,6 +223,7 @@ public:
     w.traced = m_traced.count(w.group) > 0;
     w.counts.assign(w.items * m_blocks.size(), 0);
     w.instructions.assign(w.items, 0);
+    w.accesses.assign(w.items, 0);
     w.done.assign(w.items, 0);
     w.began = t;
     w.lastBlock = nullptr;
@@ -303,8 +305,8 @@ public:
   {
     Worker& w = worker();
     std::lock_guard<std::mutex> lock(m_mutex);
-    uint64_t instructions = addItems(w, m_counts, false);
-    m_ran.push_back({w.group, w.items, instructions});
+    GroupRun run = addItems(w, m_counts, false);
+    m_ran.push_back(run);
     m_groupSeconds += now() - w.began;
     keepRecords(w, m_records, m_tracedRan);
   }
@@ -339,6 +341,7 @@ private:
     double began = 0;
     std::vector<uint32_t> counts;       // work-item x block of m_blocks
     std::vector<uint64_t> instructions; // per work-item
+    std::vector<uint64_t> accesses;     // per work-item: global, constant and __local
     std::vector<uint8_t> done;          // work-items that finished
     const oclgrind::WorkItem* lastItem = nullptr;
     size_t item = 0; // lastItem's linear local id
@@ -359,7 +362,7 @@ private:
   struct GroupRun
   {
     size_t group, items;
-    uint64_t instructions;
+    uint64_t instructions, accesses;
   };
 
   // A group still running at the time limit: the work-items it finished are kept apart (the counts
@@ -369,10 +372,9 @@ private:
     {
       std::lock_guard<std::mutex> lock(m_mutex);
       m_aborted = true;
-      uint64_t before = m_partialItems;
-      uint64_t instructions = addItems(w, m_partialCounts, true);
-      if (m_partialItems > before)
-        m_partialGroups.push_back({w.group, size_t(m_partialItems - before), instructions});
+      GroupRun finished = addItems(w, m_partialCounts, true);
+      if (finished.items)
+        m_partialGroups.push_back(finished);
       addUnfinished(w);
       keepRecords(w, m_partialRecords, m_partialTraced);
     }
@@ -381,21 +383,25 @@ private:
   }
 
   // add the work-items' block counts of ``w``'s group into ``into`` (only the finished ones when
-  // ``finishedOnly``); returns their instructions. Holds m_mutex.
-  uint64_t addItems(const Worker& w, std::vector<uint64_t>& into, bool finishedOnly)
+  // ``finishedOnly``); returns the group, those work-items and their instructions and accesses. Holds
+  // m_mutex.
+  GroupRun addItems(const Worker& w, std::vector<uint64_t>& into, bool finishedOnly)
   {
     size_t nb = m_blocks.size();
-    uint64_t instructions = 0;
+    GroupRun run = {w.group, 0, 0, 0};
     for (size_t i = 0; i < w.items; ++i)
     {
       if (finishedOnly && !w.done[i])
         continue;
       for (size_t b = 0; b < nb; ++b)
         into[b] += w.counts[i * nb + b];
-      instructions += w.instructions[i];
-      m_partialItems += finishedOnly;
+      ++run.items;
+      run.instructions += w.instructions[i];
+      m_longestItem = std::max(m_longestItem, w.instructions[i]);
+      run.accesses += w.accesses[i];
     }
-    return instructions;
+    m_partialItems += finishedOnly ? run.items : 0;
+    return run;
   }
 
   // add the block counts of ``w``'s work-items that started and did not finish. Holds m_mutex.
@@ -409,6 +415,9 @@ private:
       for (size_t b = 0; b < nb; ++b)
         m_unfinishedCounts[b] += w.counts[i * nb + b];
       ++m_unfinishedItems;
+      m_unfinishedInstructions += w.instructions[i];
+      m_longestItem = std::max(m_longestItem, w.instructions[i]);
+      m_unfinishedAccesses += w.accesses[i];
     }
   }
 
@@ -493,6 +502,8 @@ private:
     if (space == oclgrind::AddrSpacePrivate)
       return;
     Worker& w = worker();
+    if (wi)
+      ++w.accesses[local(w, wi)];
     if (!w.traced)
       return;
     Record r;
@@ -546,17 +557,19 @@ private:
        << ",\"aborted\":" << (m_aborted ? "true" : "false")
        << ",\"trace_truncated\":" << (m_truncated ? "true" : "false") << ",\"errors\":" << m_errors
        << ",\"partial_items\":" << m_partialItems << ",\"unfinished_items\":" << m_unfinishedItems
+       << ",\"unfinished_instructions\":" << m_unfinishedInstructions
+       << ",\"unfinished_accesses\":" << m_unfinishedAccesses << ",\"longest_item\":" << m_longestItem
        << ",\"messages\":[";
     for (size_t i = 0; i < m_messages.size(); ++i)
       js << (i ? "," : "") << quoted(m_messages[i]);
     js << "],\"groups\":[";
     for (size_t i = 0; i < m_ran.size(); ++i)
       js << (i ? "," : "") << "[" << m_ran[i].group << "," << m_ran[i].items << "," << m_ran[i].instructions
-         << "]";
+         << "," << m_ran[i].accesses << "]";
     js << "],\"partial_groups\":[";
     for (size_t i = 0; i < m_partialGroups.size(); ++i)
       js << (i ? "," : "") << "[" << m_partialGroups[i].group << "," << m_partialGroups[i].items << ","
-         << m_partialGroups[i].instructions << "]";
+         << m_partialGroups[i].instructions << "," << m_partialGroups[i].accesses << "]";
     js << "],\"traced\":[";
     for (size_t i = 0; i < m_tracedRan.size(); ++i)
       js << (i ? "," : "") << m_tracedRan[i].group;
@@ -614,7 +627,8 @@ private:
   std::vector<uint64_t> m_counts, m_partialCounts; // per block: completed groups, abandoned groups' items
   uint64_t m_partialItems = 0;
   std::vector<uint64_t> m_unfinishedCounts; // per block: abandoned groups' unfinished work-items
-  uint64_t m_unfinishedItems = 0;
+  uint64_t m_unfinishedItems = 0, m_unfinishedInstructions = 0, m_unfinishedAccesses = 0;
+  uint64_t m_longestItem = 0; // the most instructions one work-item ran, finished or not
   std::vector<GroupRun> m_partialGroups; // abandoned groups: their finished work-items, instructions
   std::vector<GroupRun> m_ran;
   std::vector<Traced> m_tracedRan;

@@ -9,7 +9,7 @@ import numpy as np
 
 from clperf.core.cache import finite
 
-FORMAT = "6"  # of Counts' JSON shape, part of a counting run's cache key
+FORMAT = "7"  # of Counts' JSON shape, part of a counting run's cache key
 Site = tuple[str, int, int]  # (block name in clperf's IR, line, column) of a memory instruction
 
 
@@ -34,8 +34,9 @@ class Counts:
     each memory instruction's block and source position (the line and column, in characters, of
     ``Access.line``/``Access.column``). ``errors``: Oclgrind's reports (an invalid read
     or write, a divergent barrier), the first few. ``longest_group``: the instructions per work-item of
-    the group that ran with the most, over the mean of the groups that ran (1.0 with one group): the
-    last wave of a launch waits for its longest work-items, which a trace of the first groups may miss.
+    the group that ran with the most, or of the work-item that ran the most, over the mean (1.0 with one
+    group of alike work-items): the last wave of a launch waits for its longest work-items, which a trace
+    of the first groups may miss.
     ``unfinished``: when not one work-item finished (a group whose barriers hold every work-item until
     all reach them, outlasting the budget), each block's executions so far per work-item that had
     started, over ``unfinished_items`` of them: ``blocks`` is then empty, and only the trips of loops
@@ -62,6 +63,7 @@ class Counts:
     unfinished: dict[str, float] = field(default_factory=dict)
     unfinished_items: int = 0
     trace_made: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    trace_weight: float = 1.0  # the traced groups' accesses per work-item over the sample's
     cached: bool = field(default=False, compare=False)
 
     @property
@@ -95,6 +97,7 @@ class Counts:
             "unfinished": dict(self.unfinished),
             "unfinished_items": self.unfinished_items,
             "trace_made": [[g, list(made)] for g, made in self.trace_made.items()],
+            "trace_weight": self.trace_weight,
         }
 
     @classmethod
@@ -122,6 +125,7 @@ class Counts:
             unfinished={str(k): finite(v, "block count") for k, v in d["unfinished"].items()},
             unfinished_items=int(d["unfinished_items"]),
             trace_made={int(g): tuple(int(n) for n in made) for g, made in d["trace_made"]},
+            trace_weight=finite(d["trace_weight"], "trace_weight"),
         )
 
     def as_cached(self) -> Counts:

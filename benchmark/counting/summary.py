@@ -10,7 +10,13 @@ the launch's work-items), whose standard error over the groups that ran, with th
 correction ``1 - n/N``, is ``Counts.rel_error`` relative to the estimate (1.0 when fewer than two
 groups finished). When not one work-item finished, the blocks' executions so far per started work-item
 are kept apart (``Counts.unfinished``). ``Counts.longest_group`` is the most instructions per work-item
-of one group, whole or abandoned, over that mean.
+of one group, whole or abandoned, or of one work-item, finished or not, over that mean.
+
+The groups that finish within the budget are the quicker ones: where the work-items still running in the
+abandoned groups had already run more instructions each than the finished ones ran in all (a grid whose
+work grows along it, its middle group cut short), they enter the means with their blocks so far, a
+lower bound of theirs. ``Counts.trace_weight`` is the traced groups' accesses per work-item over the
+sample's: the trace stands for groups as busy as its own.
 """
 
 from __future__ import annotations
@@ -50,8 +56,9 @@ def summarize(report: dict[str, Any], trace: np.ndarray | None, *, work_items: i
     """``Counts`` from the plugin's report. ``clperf_ir``: clperf's IR of the program (clang-19), whose
     block names the counts take; without it Oclgrind's names are kept."""
     kernel = str(report["kernel"])
-    groups = [(int(g), int(items), int(instr)) for g, items, instr in report["groups"]]
-    abandoned = [(int(g), int(items), int(instr)) for g, items, instr in report.get("partial_groups", ())]
+    groups = [(int(g), int(items), int(instr)) for g, items, instr, _ in report["groups"]]
+    abandoned = [(int(g), int(items), int(instr)) for g, items, instr, _ in report.get("partial_groups", ())]
+    accesses = sum(int(a) for *_, a in [*report["groups"], *report.get("partial_groups", ())])
     total = math.prod(int(x) for x in report["num_groups"])
     partial = not groups
     ran_items = int(report["partial_items"]) + sum(g[1] for g in groups)
@@ -69,6 +76,13 @@ def summarize(report: dict[str, Any], trace: np.ndarray | None, *, work_items: i
     else:
         names = {k: b.name for k, b in enumerate(ours) if b.name}
     renamed = {counted[k][0]: name for k, name in names.items()}  # report block index -> clperf name
+    instructions = sum(g[2] for g in groups + abandoned)
+    lower = bool(started and ran_items) and (instructions + int(report.get("unfinished_instructions", 0))) \
+        * ran_items > instructions * (ran_items + started)
+    if lower:  # the unfinished work-items, as far as they got, ran more than the finished ones on average
+        counted = [(i, fn, name, n + so_far.get(i, 0), pos) for i, fn, name, n, pos in counted]
+        accesses += int(report.get("unfinished_accesses", 0))
+        ran_items += started
     per_item = {renamed[i]: n / ran_items for i, _, _, n, _ in counted if n and i in renamed}
     unfinished = ({renamed[i]: n / started for i, n in so_far.items() if n and i in renamed}
                   if not ran_items and started else {})
@@ -80,17 +94,24 @@ def summarize(report: dict[str, Any], trace: np.ndarray | None, *, work_items: i
     lx, ly, lz = (int(x) for x in report["local_size"])
     sample = groups + abandoned
     per_group = [instr / items for _, items, instr in sample if items]
-    sample_items = sum(g[1] for g in sample)
-    mean = sum(g[2] for g in sample) / sample_items if sample_items else 0.0
+    traced = {int(g) for g in report.get("traced", ())}
+    traced_runs = [(int(items), int(a)) for g, items, _, a in report["groups"] if int(g) in traced]
+    traced_items = sum(n for n, _ in traced_runs)
+    weight = 1.0
+    if traced_items and accesses and ran_items:
+        weight = sum(a for _, a in traced_runs) / traced_items / (accesses / ran_items) or 1.0
+    mean = (instructions + (int(report.get("unfinished_instructions", 0)) if lower else 0)) / ran_items \
+        if ran_items else 0.0
+    longest = max([*per_group, float(report.get("longest_item", 0))])
     return Counts(
         kernel=kernel, blocks=per_item, work_items=work_items, groups_run=len(groups), groups_total=total,
         rel_error=UNKNOWN_ERROR if partial else sampling_error(groups, total), elapsed_s=elapsed_s,
         trace=trace if trace is not None and report.get("traced") else None, sites=sites,
         local_size=(lx, ly, lz), errors=tuple(report.get("messages", ())),
         error_count=int(report.get("errors", 0)), trace_truncated=bool(report.get("trace_truncated")),
-        items_run=ran_items, longest_group=max(1.0, max(per_group) / mean) if per_group and mean else 1.0,
+        items_run=ran_items, longest_group=max(1.0, longest / mean) if per_group and mean else 1.0,
         unmatched=unmatched, abandoned={g: items for g, items, _ in abandoned},
-        unfinished=unfinished, unfinished_items=started if unfinished else 0,
+        unfinished=unfinished, unfinished_items=started if unfinished else 0, trace_weight=weight,
         trace_made={int(g): tuple(int(n) for n in made)
                     for g, made in zip(report.get("traced", ()), report.get("traced_made", ()), strict=True)},
     )
