@@ -52,8 +52,8 @@ def _arguments(folder: Path, ctx: cl.Context, spec: dict[str, Any]) -> list[Any]
     return values
 
 
-_CALL = re.compile(r"^(\s*)(%\S+) = (?:\w+ )*?call (<(\d+) x i(\d+)>|i(\d+)) @llvm\.(abs|fshl|fshr)\.[\w.]+"
-                   r"\((.*)\)(?: #\d+)?((?:, ![\w.]+ !\d+)*)\s*$")
+_CALL = re.compile(r"^(\s*)(%\S+) = (?:\w+ )*?call (?:[a-z]+ )*?(<(\d+) x i(\d+)>|i(\d+)) "
+                   r"@llvm\.(abs|fshl|fshr)\.[\w.]+\((.*)\)(?: #\d+)?((?:, ![\w.]+ !\d+)*)\s*$")
 _PARAM_ATTRIBUTES = ("noundef", "signext", "zeroext", "immarg")
 
 

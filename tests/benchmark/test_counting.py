@@ -596,7 +596,7 @@ def test_intrinsics_oclgrind_lacks_are_written_out_under_the_calls_name_and_plac
         "  %0 = tail call i32 @llvm.abs.i32(i32 %d, i1 true) #5, !dbg !20",
         "  %r = call <2 x i32> @llvm.fshl.v2i32(<2 x i32> %a, <2 x i32> %a, <2 x i32> <i32 5, i32 33>),"
         " !dbg !7",
-        "  %q = call i64 @llvm.fshr.i64(i64 noundef %x, i64 %y, i64 3)",
+        "  %q = call noundef i64 @llvm.fshr.i64(i64 noundef %x, i64 %y, i64 3)",
         "  %s = add i32 %0, 1",
     ])
     out = child.lower_intrinsics(ir).split("\n")
