@@ -14,7 +14,9 @@ value it writes once. Kinds:
 
 * ``local``: a 40 KiB ``__local`` table; lane ``l`` of a warp reads word ``l * stride`` (+ a step that
   keeps its bank): stride 0 is a broadcast (every lane one word), 1 conflict-free, 2 and 32 two-way and
-  32-way bank conflicts; ``width`` 4 reads a ``float4`` per lane (512 bytes per warp request);
+  32-way bank conflicts; ``width`` 4 reads a ``float4`` per lane (512 bytes per warp request; stride 0:
+  one ``float4`` for the warp); ``run`` rows read consecutive words one float at a time (stride 0: every
+  lane the same words; 4: each lane its own aligned four), which the compiler may merge into wider reads;
 * ``l1``: each group (of 128 here) re-reads a private 7.5 KiB region of a global buffer, a warp request
   128 contiguous bytes (the SM's groups hold 120 KiB: L1 hits);
 * ``l1_strided``: the same with lane ``l`` reading word ``l * stride`` of its group's region (stride 1,
@@ -71,7 +73,23 @@ __kernel void local_read(uint stride, __global float* out) {
     }
     out[get_global_id(0)] = acc;
 }
-__kernel void local_read4(__global float* out) {
+__kernel void local_run(uint stride, __global float* out) {
+    __local float table[10240];
+    uint lid = get_local_id(0);
+    for (uint i = lid; i < 10240u; i += get_local_size(0))
+        table[i] = (float)(i & 7u);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint lane = lid % 32u;
+    float acc = 0.0f;
+    for (uint o = 0; o < OUTER; ++o) {
+        __local const float* p = table + lane * stride + (o & 127u) * 32u;
+        #pragma unroll
+        for (uint r = 0; r < INNER; ++r)
+            acc += p[r];
+    }
+    out[get_global_id(0)] = acc;
+}
+__kernel void local_read4(uint stride, __global float* out) {
     __local float4 table[2560];
     uint lid = get_local_id(0);
     for (uint i = lid; i < 2560u; i += get_local_size(0))
@@ -80,7 +98,7 @@ __kernel void local_read4(__global float* out) {
     uint lane = lid % 32u;
     float4 acc = (float4)(0.0f);
     for (uint o = 0; o < OUTER; ++o) {
-        __local const float4* p = table + lane + (o & 127u) * 8u;
+        __local const float4* p = table + lane * stride + (o & 127u) * 8u;
         #pragma unroll
         for (uint r = 0; r < INNER; ++r)
             acc += p[r * 8u];
@@ -195,8 +213,13 @@ def _local(prg: cl.Program, queue: cl.CommandQueue, items: int, group: int, out:
         ms = best_ms(lambda s=stride: local(queue, (items,), (group,), np.uint32(s), out))
         rows.append({"stride": stride, "width": 1, **_row(ms, requests, reads * 4.0)})
     local4 = cl.Kernel(prg, "local_read4")
-    ms = best_ms(lambda: local4(queue, (items,), (group,), out))
-    rows.append({"stride": 1, "width": 4, **_row(ms, requests, reads * 16.0)})
+    for stride in (0, 1):
+        ms = best_ms(lambda s=stride: local4(queue, (items,), (group,), np.uint32(s), out))
+        rows.append({"stride": stride, "width": 4, **_row(ms, requests, reads * 16.0)})
+    run = cl.Kernel(prg, "local_run")  # scalar reads of consecutive words: does the compiler merge them?
+    for stride in (0, 4):
+        ms = best_ms(lambda s=stride: run(queue, (items,), (group,), np.uint32(s), out))
+        rows.append({"stride": stride, "width": 1, "run": True, **_row(ms, requests, reads * 4.0)})
     result["local"] = rows
 
 
