@@ -46,11 +46,14 @@ def _sha256(path: Path) -> str:
 
 
 class CountStore:
-    """get/put of counting runs by key; ``rows`` defaults to the per-user cache."""
+    """get/put of counting runs by key; ``rows`` defaults to the per-user cache, ``folder`` (the traces,
+    the oldest deleted past ``max_bytes``) to ``counting`` in the state folder."""
 
-    def __init__(self, rows: cache.JsonCache | None = None, folder: Path | None = None) -> None:
+    def __init__(self, rows: cache.JsonCache | None = None, folder: Path | None = None,
+                 max_bytes: int = TRACE_FOLDER_BYTES) -> None:
         self.rows = rows if rows is not None else cache.default()
         self.folder = folder if folder is not None else paths.state_dir() / "counting"
+        self.max_bytes = max_bytes
 
     def get(self, key: str) -> Counts | Failed | None:
         return self.rows.get("counting:" + key, lambda v: self._parse(key, v))
@@ -112,12 +115,12 @@ class CountStore:
         return meta
 
     def _trim(self) -> None:
-        """Delete the oldest traces while the folder holds more than TRACE_FOLDER_BYTES."""
+        """Delete the oldest traces while the folder holds more than ``max_bytes``."""
         files = sorted((p.stat().st_mtime, p.stat().st_size, p) for p in self.folder.glob("*.npy")
                        if p.is_file() and not p.is_symlink())
         total = sum(size for _, size, _ in files)
         for _, size, p in files[:-1]:
-            if total <= TRACE_FOLDER_BYTES:
+            if total <= self.max_bytes:
                 break
             p.unlink(missing_ok=True)
             total -= size

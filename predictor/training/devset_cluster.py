@@ -38,6 +38,7 @@ from clperf.predictor.training.devset import (
     Launch,
     Setup,
     _benchmark,
+    devset_store,
     harness,
     measured_specs,
     predict_one,
@@ -57,7 +58,8 @@ class _Recording(CountStore):
     driver can store them in its cache too."""
 
     def __init__(self) -> None:
-        super().__init__()
+        kept = devset_store()
+        super().__init__(kept.rows, kept.folder, kept.max_bytes)
         self.used: dict[str, Counts | Failed] = {}
 
     def get(self, key: str) -> Counts | Failed | None:
@@ -91,7 +93,7 @@ def predict_all_on_ray(folder: Path, device_name: str = "h200", models: Sequence
         shared = ray.put(setup)
         model_dir = os.environ.get("CLPERF_MODEL_DIR")  # --model: the tasks estimate with it too
         running = {task.remote(shared, spec, ms, model_dir): i for i, (spec, ms) in enumerate(todo)}
-        got = _collect(running, todo, store or CountStore(), _reporter(len(todo), progress))
+        got = _collect(running, todo, store or devset_store(), _reporter(len(todo), progress))
     finally:
         if started_ray:
             ray.shutdown()

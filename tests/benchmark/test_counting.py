@@ -134,6 +134,22 @@ def test_a_loop_bounded_by_buffer_values_counts_every_trip(plugin, store):
     assert not c.errors and c.local_size == (64, 1, 1)
 
 
+def test_a_store_keeps_the_newest_traces_within_its_size_and_counts_an_evicted_one_again(plugin, store,
+                                                                                         tmp_path):
+    n = np.full(256, 3, np.int32)
+    c = counting.count(STEPS, "steps", Scenario((256,), (64,), {"n": 256, "out": 256}), data={"n": n},
+                       store=store)
+    assert c is not None and c.trace is not None
+    one = c.trace.nbytes + 4096  # one trace file and its header, not two
+    small = CountStore(JsonCache(tmp_path / "small-rows"), tmp_path / "small", max_bytes=one)
+    small.put("first", c)
+    small.put("second", c)
+    assert small.get("first") is None  # its trace was deleted: the counts alone are made again
+    kept = small.get("second")
+    assert isinstance(kept, counting.Counts) and kept.trace is not None and len(kept.trace) == len(c.trace)
+    assert sorted(p.name for p in (tmp_path / "small").glob("*.npy")) == ["second.npy"]
+
+
 def test_csr_spmv_counts_the_nonzeros_of_its_generated_matrix(plugin, store):
     source = SPMV.read_text()
     flags = ("--global rows --local 64 --arg rows=4096 --fill m=csr:rows:rows:16:1 --fill rowptr=m.rowptr "

@@ -162,7 +162,7 @@ def _evaluate_json(folder: Path, home: Path, *extra: str) -> dict:
 
 
 def _traces(home: Path) -> dict[str, int]:
-    return {p.name: p.stat().st_mtime_ns for p in (home / "counting").glob("*.npy")}
+    return {p.name: p.stat().st_mtime_ns for p in (home / "devset-counting").glob("*.npy")}
 
 
 @pytest.mark.slow
