@@ -40,7 +40,8 @@ def main() -> None:
         scenario = D.scenario_of(spec, kernel.params, D._element_bytes(text, path, opts, spec["kernel"]))
         ws = Workspace(build_options=opts)
         data = D.launch_data(measure, spec)
-        counts = ws.count(text, path, kernel, scenario, data=data, budget_s=args.budget)
+        counts = ws.count(text, path, kernel, scenario, data=data, budget_s=args.budget,
+                          store=D.devset_store())  # the evaluation's runs, where it made them
         print(f"{sid}: measured {measured:.4g} ms")
         if counts is None:
             print("  no counting run (the log says why)")
