@@ -57,38 +57,27 @@ INNER = 128
 L2_MIB = 32
 DRAM_MIB = 2048
 SOURCE = r"""
-__kernel void local_read(uint stride, __global float* out) {
-    __local float table[10240];
-    uint lid = get_local_id(0);
-    for (uint i = lid; i < 10240u; i += get_local_size(0))
-        table[i] = (float)(i & 7u);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    uint lane = lid % 32u;
-    float acc = 0.0f;
-    for (uint o = 0; o < OUTER; ++o) {
-        __local const float* p = table + lane * stride + (o & 127u) * 32u;
-        #pragma unroll
-        for (uint r = 0; r < INNER; ++r)
-            acc += p[r * 32u];
-    }
-    out[get_global_id(0)] = acc;
+// lane l reads word l * stride + r * STEP of a 40 KiB table in its r-th read; STEP is a constant, so the
+// compiler sees how the reads of one lane lie (32: one bank each, 1: consecutive words it may merge)
+#define LOCAL_READ(NAME, STEP) \
+__kernel void NAME(uint stride, __global float* out) { \
+    __local float table[10240]; \
+    uint lid = get_local_id(0); \
+    for (uint i = lid; i < 10240u; i += get_local_size(0)) \
+        table[i] = (float)(i & 7u); \
+    barrier(CLK_LOCAL_MEM_FENCE); \
+    uint lane = lid % 32u; \
+    float acc = 0.0f; \
+    for (uint o = 0; o < OUTER; ++o) { \
+        __local const float* p = table + lane * stride + (o & 127u) * 32u; \
+        _Pragma("unroll") \
+        for (uint r = 0; r < INNER; ++r) \
+            acc += p[r * STEP]; \
+    } \
+    out[get_global_id(0)] = acc; \
 }
-__kernel void local_run(uint stride, __global float* out) {
-    __local float table[10240];
-    uint lid = get_local_id(0);
-    for (uint i = lid; i < 10240u; i += get_local_size(0))
-        table[i] = (float)(i & 7u);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    uint lane = lid % 32u;
-    float acc = 0.0f;
-    for (uint o = 0; o < OUTER; ++o) {
-        __local const float* p = table + lane * stride + (o & 127u) * 32u;
-        #pragma unroll
-        for (uint r = 0; r < INNER; ++r)
-            acc += p[r];
-    }
-    out[get_global_id(0)] = acc;
-}
+LOCAL_READ(local_read, 32u)
+LOCAL_READ(local_run, 1u)
 __kernel void local_read4(uint stride, __global float* out) {
     __local float4 table[2560];
     uint lid = get_local_id(0);
