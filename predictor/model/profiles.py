@@ -80,6 +80,10 @@ class ProfileFacts:
     loop_free_simd_lanes: int = 1  # compute rate multiplier for a kernel with no loop left (CPU WI-loop SIMD)
     int_div_ops: float = 1.0  # integer ops one division or remainder by a run-time value compiles to
     barrier_item_ns: float = 0.0  # wall time a barrier adds per work-item (CPUs: bench/barrier_cost.py)
+    # a compute unit's time to start one work-group (``roofline.dispatch_ms``); 0: not known, no bound
+    group_dispatch_ns: float = 0.0
+    # the DRAM rate a stream of 4-byte accesses reaches over that of 16-byte ones (``roofline.stream_share``)
+    scalar_stream_share: float = 1.0
     # a region with a loop in it runs one work-item at a time (not in SIMD lanes or warps): a chain of
     # checks stops at each work-item's own first match (the __local tile loader's read sites)
     scalar_loop_regions: bool = False
@@ -107,6 +111,8 @@ def _load(path: Path) -> tuple[Device, ProfileFacts]:
         loop_free_simd_lanes=int(data.get("loop_free_simd_lanes") or 1),
         int_div_ops=float(data.get("int_div_ops") or 1.0),
         barrier_item_ns=float(data.get("barrier_item_ns") or 0.0),
+        group_dispatch_ns=float(data.get("group_dispatch_ns") or 0.0),
+        scalar_stream_share=float(data.get("scalar_stream_share") or 1.0),
         scalar_loop_regions=bool(data.get("scalar_loop_regions", False)),
         fp64_cost=float(data.get("fp64_cost") or 2.0),
         special_op_cost=float(data.get("special_op_cost") or 8.0),

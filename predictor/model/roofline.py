@@ -12,7 +12,8 @@ The traffic model counts what the memory system moves, not what the source asks 
   traffic — the *DRAM* traffic.
 
 Time = launch floor + max(DRAM traffic / peak bandwidth, the on-chip traffic's time (``cache_ms``),
-flops / peak FLOP rate, and on a GPU the work-items' own chains of operations and loads: ``chain_ms``).
+flops / peak FLOP rate, and on a GPU the work-items' own chains of operations and loads (``chain_ms``) and
+the starts of its work-groups (``dispatch_ms``)).
 ``SEGMENT_BYTES`` and ``CACHE_FACTOR`` are modelling assumptions, not measurements: the learned correction
 and per-device calibration absorb where they are wrong. A counting run's trace tells which level serves
 each access; then every level is charged at the device's measured rate where its profile has them.
@@ -34,7 +35,7 @@ from clperf.predictor.model import profiles
 from clperf.predictor.model.memory import MemoryTraffic
 
 MODEL_NAME = "roofline"
-MODEL_VERSION = "15"  # also stands for the analysis behind the learned features (cache keys)
+MODEL_VERSION = "16"  # also stands for the analysis behind the learned features (cache keys)
 
 SEGMENT_BYTES = {"gpu": 32, "cpu": 64, "accelerator": 64}  # GPU sector, CPU cache line
 LINE_BYTES = 128  # a GPU cache line: what a warp's request of consecutive words reaches
@@ -110,6 +111,8 @@ class Traffic:
     # reaches a line it has not read before, the share of its buffer's traffic that DRAM serves, and 1 if
     # its address hangs on a value another load gives (it waits for that one first), else 0
     rounds: tuple[tuple[float, tuple[tuple[float, float, float], ...]], ...] = ()
+    groups: int = 0  # work-groups of the launch; 0: not known (no local size)
+    access_bytes: float = 0.0  # the global accesses' mean bytes per execution; 0: none counted
 
     @property
     def waited_global_loads(self) -> float:
@@ -210,7 +213,7 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     waited_loops = {a.loops[-1] for a, _ in counts if a.wait is not None and a.loops}
     # DRAM traffic is capped per buffer and direction: reading and writing one buffer moves it twice
     issued_by_param: dict[tuple[str | None, str], float] = {}
-    useful = loads = atomics = 0.0
+    useful = loads = atomics = executions = 0.0
     shared_atomics: list[tuple[float, float, float]] = []
     waits: dict[tuple[str, str, float], float] = {}
     sizes = {p.name: p for p in getattr(kernel, "params", ())}
@@ -237,6 +240,7 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
         moved = execs * bytes_per_execution(access, args, device_type)
         issued_by_param[k] = issued_by_param.get(k, 0.0) + moved
         useful += execs * float(access.element_size or 4)
+        executions += execs
     if not counts:  # no per-access counts: fall back to the per-work-item byte totals
         issued_by_param = {(None, "load"): ops_global}
         useful = ops_global
@@ -256,7 +260,16 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
                    for loop, (execs, body) in sorted(looped.items()) if loop not in waited_loops)
     return Traffic(n, issued_total, dram, useful, local, flops, int_ops, barriers, int_divs, fp64, special,
                    **math, global_atomics=atomics, global_loads=loads, shared_atomics=tuple(shared_atomics),
-                   waits=tuple((*k, e) for k, e in sorted(waits.items())), rounds=rounds)
+                   waits=tuple((*k, e) for k, e in sorted(waits.items())), rounds=rounds,
+                   groups=_groups(scenario), access_bytes=useful / executions if executions else 0.0)
+
+
+def _groups(scenario: Scenario) -> int:
+    """The launch's work-groups, 0 where it gives no local size."""
+    local = scenario.local_size
+    if not local or len(local) != len(scenario.global_size) or not all(local):
+        return 0
+    return math.prod(-(-g // lsz) for g, lsz in zip(scenario.global_size, local, strict=True))
 
 
 def _symbol_values(scenario: Scenario) -> dict[str, int | float]:
@@ -456,6 +469,32 @@ def atomic_ms(t: Traffic, device: Device) -> float:
     return total_ns / mem.warp_size * 1e-6
 
 
+def stream_share(t: Traffic, device: Device) -> float:
+    """The share of the peak DRAM rate (a float4 stream's) that the launch's accesses reach, by their mean
+    width: the profile's ``scalar_stream_share`` for 4 bytes or fewer, all of it for 16 or more, between
+    them by the log of the width. A warp's 4-byte requests keep a quarter of the bytes in flight that its
+    16-byte ones do (H200: a float triad over 1 GiB arrays streams at 3.47 TB/s, its float4 form at 4.40,
+    ``bench/gpu_ceilings.py``). 1 where the width or the share is not known."""
+    share = profiles.facts(device).scalar_stream_share
+    w = t.access_bytes
+    if share >= 1.0 or w <= 0.0 or w >= 16.0:
+        return 1.0
+    if w <= 4.0:
+        return share
+    return share + (1.0 - share) * math.log2(w / 4.0) / 2.0
+
+
+def dispatch_ms(t: Traffic, device: Device) -> float:
+    """The time the device takes to start the launch's work-groups, each compute unit one per
+    ``ProfileFacts.group_dispatch_ns`` (``bench/gpu_ceilings.py``): what bounds a launch of many small groups
+    that each do little (a stream in groups of 64 runs at a third of the bandwidth it reaches in groups of
+    256). 0 where the profile does not give the rate or the launch has no local size."""
+    ns = profiles.facts(device).group_dispatch_ns
+    if not ns or not t.groups:
+        return 0.0
+    return t.groups * ns / max(1, device.compute_units) * 1e-6
+
+
 def cache_ms(t: Traffic, device: Device, bandwidth_gbs: float) -> float:
     """The on-chip traffic's time. Where a counting run's trace says what misses L1 (``Traffic.l2_bytes``)
     and the device's profile has its measured on-chip rates (``GpuMemory.local_gbs``, ``l1_gbs``,
@@ -500,16 +539,17 @@ def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, fl
     machine code: ``rewrites/speedup_model.py``)."""
     bw = bandwidth_gbs * 1e9 / 1e3  # bytes per ms
     fl = gflops * 1e9 / 1e3  # flops per ms
-    dram_ms = max(t.dram_bytes / bw, dram_lines_ms(t, device))
+    dram_ms = max(t.dram_bytes / (bw * stream_share(t, device)), dram_lines_ms(t, device))
     memory_ms = max(dram_ms, cache_ms(t, device, bandwidth_gbs), atomic_ms(t, device))
     if compute_ms is None:
         compute_ms = compute_ops(t, device) / fl
     ops_chain, load_chain = chain_ms(t, device)
     chain = max(ops_chain, load_chain)
-    busy = max(memory_ms, compute_ms, chain)
+    starts = dispatch_ms(t, device)
+    busy = max(memory_ms, compute_ms, chain, starts)
     time_ms = floor_ms + busy
-    if floor_ms >= busy or load_chain >= max(memory_ms, compute_ms, ops_chain):
-        bound: Bound = "latency"  # the launch floor, or loads waited for one after another
+    if floor_ms >= busy or max(load_chain, starts) >= max(memory_ms, compute_ms, ops_chain):
+        bound: Bound = "latency"  # the launch floor, loads waited for one after another, or group starts
     elif memory_ms >= max(compute_ms, ops_chain):
         bound = "memory"
     else:
