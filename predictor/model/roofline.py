@@ -136,6 +136,7 @@ class Roofline:
     bandwidth_utilization: float  # effective bytes / time / peak bandwidth
     peaks_measured: bool
     chain_ms: float = 0.0  # the work-items' own chains of operations and loads (``chain_ms``)
+    dispatch_ms: float = 0.0  # the starts of its work-groups (``dispatch_ms``)
 
 
 def with_memory(t: Traffic, memory: MemoryTraffic) -> Traffic:
@@ -555,7 +556,7 @@ def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, fl
     else:
         bound = "compute"
     util = min(1.0, t.effective_bytes / time_ms / bw) if time_ms > 0 else 0.0
-    return Roofline(time_ms, memory_ms, compute_ms, floor_ms, bound, util, peaks_measured, chain)
+    return Roofline(time_ms, memory_ms, compute_ms, floor_ms, bound, util, peaks_measured, chain, starts)
 
 
 def cycles(time_ms: float, device: Device) -> float:

@@ -670,4 +670,6 @@ def test_work_items_cut_short_in_groups_that_outlast_the_budget_count_as_far_as_
     c = counting.count(grow, "grow", sc, data={"n": n}, budget_s=2.0, store=store)
     assert c is not None and c.groups_run == 1
     assert c.items_run > 64 and c.blocks["for.body"] > 1_000
-    assert c.longest_group > 2.0  # a work-item that ran on, against the mean
+    # a work-item that ran on, against the mean (the finished group alone would make it 1); how far it ran
+    # in the budget depends on the machine's load, hence no tighter bound
+    assert c.longest_group > 1.5
