@@ -474,7 +474,7 @@ def stream_share(t: Traffic, device: Device) -> float:
     """The share of the peak DRAM rate (a float4 stream's) that the launch's accesses reach, by their mean
     width: the profile's ``scalar_stream_share`` for 4 bytes or fewer, all of it for 16 or more, between
     them by the log of the width. A warp's 4-byte requests keep a quarter of the bytes in flight that its
-    16-byte ones do (H200: a float triad over 1 GiB arrays streams at 3.47 TB/s, its float4 form at 4.40,
+    16-byte ones do (H200: a float triad over 1 GiB arrays streams at 3.46 TB/s, its float4 form at 4.38,
     ``bench/gpu_ceilings.py``). 1 where the width or the share is not known."""
     share = profiles.facts(device).scalar_stream_share
     w = t.access_bytes
