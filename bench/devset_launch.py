@@ -73,10 +73,12 @@ def terms(ws: Workspace, kernel: KernelReport, scenario: Scenario, device: Devic
     ops, loads = rl.chain_ms(t, device)
     l2 = "" if t.l2_bytes is None else (f", L1 lines {t.l1_wavefront_bytes / 1e6:.4g} MB, L1 misses"
                                         f" {t.l2_bytes / 1e6:.4g} MB in {t.l2_lines:.4g} lines")
-    print(f"  terms: dram {t.dram_bytes / bpms:.4g}  cache {rl.cache_ms(t, device, bw):.4g}"
+    dram = t.dram_bytes / (bpms * rl.stream_share(t, device))
+    print(f"  terms: dram {dram:.4g} (accesses of {t.access_bytes:.3g} B)"
+          f"  cache {rl.cache_ms(t, device, bw):.4g}"
           f" (issued {t.issued_bytes / 1e6:.4g} MB, local {t.local_bytes / 1e6:.4g} MB{l2})"
           f"  compute {rl.compute_ops(t, device) / fpms:.4g}  ops chain {ops:.4g}  load chain {loads:.4g}"
-          f"  atomics {rl.atomic_ms(t, device):.4g}")
+          f"  atomics {rl.atomic_ms(t, device):.4g}  group starts {rl.dispatch_ms(t, device):.4g}")
     print(f"  work-items {t.work_items}, flops {t.flops:.4g}, int ops {t.int_ops:.4g},"
           f" loads {t.global_loads:.4g}, waited {t.waited_global_loads:.4g},"
           f" longest item {t.longest_item:.2f}x, barriers {t.barriers:.3g}")
