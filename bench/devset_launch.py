@@ -69,12 +69,14 @@ def terms(ws: Workspace, kernel: KernelReport, scenario: Scenario, device: Devic
     if traffic is not None:
         t = rl.with_memory(t, traffic)
     bw, fl, _ = profiles.peaks(device)
-    bpms, fpms = bw * 1e6, fl * 1e6  # bytes and flops per ms
+    fpms = fl * 1e6  # flops per ms
     ops, loads = rl.chain_ms(t, device)
     l2 = "" if t.l2_bytes is None else (f", L1 lines {t.l1_wavefront_bytes / 1e6:.4g} MB, L1 misses"
                                         f" {t.l2_bytes / 1e6:.4g} MB in {t.l2_lines:.4g} lines")
-    dram = t.dram_bytes / (bpms * rl.stream_share(t, device))
-    print(f"  terms: dram {dram:.4g} (accesses of {t.access_bytes:.3g} B)"
+    share = rl.stream_share(t, device, bw)
+    print(f"  terms: dram {rl.dram_ms(t, device, bw):.4g} (loads {t.load_dram_share:.0%} of it at {share:.2f}"
+          f" of the peak: {t.load_flight_bytes:.3g} B in flight a work-item,"
+          f" {rl.resident_items(t, device):.0f} resident)"
           f"  cache {rl.cache_ms(t, device, bw):.4g}"
           f" (issued {t.issued_bytes / 1e6:.4g} MB, local {t.local_bytes / 1e6:.4g} MB{l2})"
           f"  compute {rl.compute_ops(t, device) / fpms:.4g}  ops chain {ops:.4g}  load chain {loads:.4g}"

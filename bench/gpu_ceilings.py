@@ -7,8 +7,8 @@
   dispatches them; the highest rate seen over thousands of kernels of every kind is that ceiling
   (``group_dispatch_ns`` of the device profile is its inverse per compute unit);
 * how fast it streams 4-byte and 16-byte accesses from DRAM: the float triad over arrays far larger than
-  the L2 and its float4 form, in TB/s by work-group size (``scalar_stream_share`` of the profile is the
-  first's best over the second's).
+  the L2 and its float4 form, in TB/s by work-group size (what the roofline's DRAM share,
+  ``roofline.stream_share``, must reproduce on the H200).
 
     .venv/bin/python bench/gpu_ceilings.py
 """

@@ -82,8 +82,9 @@ class ProfileFacts:
     barrier_item_ns: float = 0.0  # wall time a barrier adds per work-item (CPUs: bench/barrier_cost.py)
     # a compute unit's time to start one work-group (``roofline.dispatch_ms``); 0: not known, no bound
     group_dispatch_ns: float = 0.0
-    # the DRAM rate a stream of 4-byte accesses reaches over that of 16-byte ones (``roofline.stream_share``)
-    scalar_stream_share: float = 1.0
+    # DRAM's round trip under a streaming load, ns: the bytes each compute unit keeps in flight over it is
+    # the rate the loads reach (``roofline.stream_share``); 0: not known, loads stream at the peak
+    stream_latency_ns: float = 0.0
     # a region with a loop in it runs one work-item at a time (not in SIMD lanes or warps): a chain of
     # checks stops at each work-item's own first match (the __local tile loader's read sites)
     scalar_loop_regions: bool = False
@@ -112,7 +113,7 @@ def _load(path: Path) -> tuple[Device, ProfileFacts]:
         int_div_ops=float(data.get("int_div_ops") or 1.0),
         barrier_item_ns=float(data.get("barrier_item_ns") or 0.0),
         group_dispatch_ns=float(data.get("group_dispatch_ns") or 0.0),
-        scalar_stream_share=float(data.get("scalar_stream_share") or 1.0),
+        stream_latency_ns=float(data.get("stream_latency_ns") or 0.0),
         scalar_loop_regions=bool(data.get("scalar_loop_regions", False)),
         fp64_cost=float(data.get("fp64_cost") or 2.0),
         special_op_cost=float(data.get("special_op_cost") or 8.0),

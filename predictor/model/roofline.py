@@ -35,7 +35,7 @@ from clperf.predictor.model import profiles
 from clperf.predictor.model.memory import MemoryTraffic
 
 MODEL_NAME = "roofline"
-MODEL_VERSION = "16"  # also stands for the analysis behind the learned features (cache keys)
+MODEL_VERSION = "17"  # also stands for the analysis behind the learned features (cache keys)
 
 SEGMENT_BYTES = {"gpu": 32, "cpu": 64, "accelerator": 64}  # GPU sector, CPU cache line
 LINE_BYTES = 128  # a GPU cache line: what a warp's request of consecutive words reaches
@@ -112,7 +112,10 @@ class Traffic:
     # its address hangs on a value another load gives (it waits for that one first), else 0
     rounds: tuple[tuple[float, tuple[tuple[float, float, float], ...]], ...] = ()
     groups: int = 0  # work-groups of the launch; 0: not known (no local size)
-    access_bytes: float = 0.0  # the global accesses' mean bytes per execution; 0: none counted
+    # bytes a work-item's global loads keep in flight together (``stream_share``), and the share of the
+    # DRAM traffic that loads move (stores stream at the peak); 0 and 1: no loads counted
+    load_flight_bytes: float = 0.0
+    load_dram_share: float = 1.0
 
     @property
     def waited_global_loads(self) -> float:
@@ -217,6 +220,8 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     useful = loads = atomics = executions = 0.0
     shared_atomics: list[tuple[float, float, float]] = []
     waits: dict[tuple[str, str, float], float] = {}
+    # loads by the innermost loop around them (-1: none): bytes of one execution of each, their traffic
+    flight: dict[int, list[float]] = {}
     sizes = {p.name: p for p in getattr(kernel, "params", ())}
     for access, per_item in counts:
         wait = getattr(access, "wait", None)
@@ -238,7 +243,12 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
             if shared is not None and execs:
                 shared_atomics.append((execs, *shared))
         k = (access.param, access.kind)
-        moved = execs * bytes_per_execution(access, args, device_type)
+        per_exec = bytes_per_execution(access, args, device_type)
+        moved = execs * per_exec
+        if access.kind == "load" and moved:
+            region = flight.setdefault(access.loops[-1] if access.loops else -1, [0.0, 0.0])
+            region[0] += per_exec
+            region[1] += moved
         issued_by_param[k] = issued_by_param.get(k, 0.0) + moved
         useful += execs * float(access.element_size or 4)
         executions += execs
@@ -247,7 +257,7 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
         useful = ops_global
         loads = (_ops_value(ops, "global_load_bytes") + _ops_value(ops, "constant_load_bytes")) * n / 4
 
-    dram = 0.0
+    dram = dram_loads = 0.0
     share: dict[str | None, float] = {}  # of each buffer's loads, the share DRAM serves
     for (param, kind), issued in issued_by_param.items():
         size = _buffer_bytes(param, sizes, args)
@@ -255,6 +265,7 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
         dram += moved
         if kind == "load":
             share[param] = moved / issued if issued > 0 else 1.0
+            dram_loads += moved
     issued_total = sum(issued_by_param.values())
     barriers = float(getattr(kernel, "barriers", 0) or 0)
     rounds = tuple((execs, tuple((new, share.get(param, 1.0), float(dep)) for new, param, dep in body))
@@ -262,7 +273,32 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     return Traffic(n, issued_total, dram, useful, local, flops, int_ops, barriers, int_divs, fp64, special,
                    **math, global_atomics=atomics, global_loads=loads, shared_atomics=tuple(shared_atomics),
                    waits=tuple((*k, e) for k, e in sorted(waits.items())), rounds=rounds,
-                   groups=_groups(scenario), access_bytes=useful / executions if executions else 0.0)
+                   groups=_groups(scenario), load_flight_bytes=_flight_bytes(kernel, flight, counting),
+                   load_dram_share=dram_loads / dram if dram > 0 and counts else 1.0)
+
+
+# A loop has the loads of several iterations in flight: the compiler unrolls it (UNROLLED_TRIPS of them, or
+# all where it runs fewer), and a warp issues the next iteration's loads before the last ones' sums need them
+# (``bench/gpu_stream_loop.py``: a loop of the same trips for every work-item takes 114 ns an iteration past
+# the L2, about a quarter of DRAM's round trip)
+UNROLLED_TRIPS = 4
+
+
+def _flight_bytes(kernel: KernelLike, flight: Mapping[int, list[float]], args: Mapping[str, int | float]
+                  ) -> float:
+    """The bytes a work-item's global loads keep in flight together (``stream_share``): per loop around
+    loads (or none), the bytes one execution of each of its loads moves, times the iterations issued
+    together (UNROLLED_TRIPS); averaged over the loads' traffic."""
+    total = sum(moved for _, moved in flight.values())
+    if not total:
+        return 0.0
+    out = 0.0
+    for loop, (per_exec, moved) in flight.items():
+        info = kernel.loops[loop] if 0 <= loop < len(kernel.loops) else None
+        trips = info.trips_for(args) if info is not None else 1.0
+        together = float(UNROLLED_TRIPS) if trips is None else min(float(UNROLLED_TRIPS), max(1.0, trips))
+        out += moved / total * per_exec * together
+    return out
 
 
 def _groups(scenario: Scenario) -> int:
@@ -470,19 +506,51 @@ def atomic_ms(t: Traffic, device: Device) -> float:
     return total_ns / mem.warp_size * 1e-6
 
 
-def stream_share(t: Traffic, device: Device) -> float:
-    """The share of the peak DRAM rate (a float4 stream's) that the launch's accesses reach, by their mean
-    width: the profile's ``scalar_stream_share`` for 4 bytes or fewer, all of it for 16 or more, between
-    them by the log of the width. A warp's 4-byte requests keep a quarter of the bytes in flight that its
-    16-byte ones do (H200: a float triad over 1 GiB arrays streams at 3.46 TB/s, its float4 form at 4.38,
-    ``bench/gpu_ceilings.py``). 1 where the width or the share is not known."""
-    share = profiles.facts(device).scalar_stream_share
-    w = t.access_bytes
-    if share >= 1.0 or w <= 0.0 or w >= 16.0:
+def stream_share(t: Traffic, device: Device, bandwidth_gbs: float) -> float:
+    """The share of the peak DRAM rate that the launch's loads reach, by Little's law: a compute unit's
+    resident work-items (``resident_items``) times the bytes each keeps in flight
+    (``Traffic.load_flight_bytes``), over the bytes the peak rate moves in DRAM's round trip under load
+    (the profile's ``stream_latency_ns``) on each compute unit: ``x / (1 + x^3)^(1/3)`` of the peak for
+    their ratio ``x`` (near ``x`` when few bytes are in flight, all of it when many are).
+    ``bench/gpu_stream_width.py --fit`` (``data/h100/gpu_stream_width.json``: 51 kernels of 0-8 loads and 0-4
+    stores of 4-16 bytes a work-item, 1,024-2,048 work-items resident) fits it with 597 ns (mean |log
+    error| 0.041). A launch whose data fits half the L2 waits for the L2 instead.
+    1 where the latency or the loads are not known."""
+    f = profiles.facts(device)
+    latency = f.stream_latency_ns
+    resident = resident_items(t, device)
+    if not latency or t.load_flight_bytes <= 0.0 or not resident or device.type != "gpu":
         return 1.0
-    if w <= 4.0:
-        return share
-    return share + (1.0 - share) * math.log2(w / 4.0) / 2.0
+    mem = f.gpu_memory
+    if mem is not None and mem.chase_ns and t.dram_bytes <= mem.l2_bytes / 2:
+        # data that fits half the L2 is there (launched again, or after the kernel that wrote it): its
+        # round trip is shorter by the ratio of the measured chase latencies of the L2 and of DRAM
+        near = max((ns for size, ns in mem.chase_ns if size <= mem.l2_bytes / 2), default=mem.chase_ns[0][1])
+        latency *= near / mem.chase_ns[-1][1]
+    peak_flight = bandwidth_gbs * latency / max(1, device.compute_units)  # GB/s x ns = bytes
+    x = resident * t.load_flight_bytes / peak_flight
+    return x / (1.0 + x ** 3) ** (1.0 / 3.0)
+
+
+# A compute unit holds at most MAX_GROUPS work-groups at once (NVIDIA since Volta: 32 blocks per SM)
+MAX_GROUPS = 32
+
+
+def resident_items(t: Traffic, device: Device) -> float:
+    """Work-items resident on a compute unit of a device the launch fills: RESIDENT_ITEMS, fewer where its
+    groups are small (MAX_GROUPS of them). A launch too small to fill the device waits for its loads in
+    the chain bound (``chain_ms``)."""
+    most = float(RESIDENT_ITEMS.get(device.type, 8))
+    return min(most, MAX_GROUPS * t.work_items / t.groups) if t.groups else most
+
+
+def dram_ms(t: Traffic, device: Device, bandwidth_gbs: float) -> float:
+    """DRAM's time: the loads' bytes at their share of the peak (``stream_share``), the rest (stores) at
+    the peak (a stream of stores reaches it at any width and residency: ``bench/gpu_stream_width.py``), or
+    the lines that miss L2 at their measured cost (``dram_lines_ms``), whichever is longer."""
+    loads = t.dram_bytes * t.load_dram_share
+    share = stream_share(t, device, bandwidth_gbs)
+    return max((loads / share + t.dram_bytes - loads) / (bandwidth_gbs * 1e6), dram_lines_ms(t, device))
 
 
 def dispatch_ms(t: Traffic, device: Device) -> float:
@@ -540,8 +608,8 @@ def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, fl
     machine code: ``rewrites/speedup_model.py``)."""
     bw = bandwidth_gbs * 1e9 / 1e3  # bytes per ms
     fl = gflops * 1e9 / 1e3  # flops per ms
-    dram_ms = max(t.dram_bytes / (bw * stream_share(t, device)), dram_lines_ms(t, device))
-    memory_ms = max(dram_ms, cache_ms(t, device, bandwidth_gbs), atomic_ms(t, device))
+    memory_ms = max(dram_ms(t, device, bandwidth_gbs), cache_ms(t, device, bandwidth_gbs),
+                    atomic_ms(t, device))
     if compute_ms is None:
         compute_ms = compute_ops(t, device) / fl
     ops_chain, load_chain = chain_ms(t, device)

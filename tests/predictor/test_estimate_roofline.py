@@ -128,20 +128,6 @@ def test_many_small_groups_wait_for_the_device_to_start_them() -> None:
     assert rl.dispatch_ms(small, GPU) == 0.0  # a device whose profile has no rate: no bound
 
 
-def test_narrow_accesses_stream_from_dram_below_the_peak_that_wide_ones_reach() -> None:
-    h200 = profiles.select_device("h200")
-    bw, fl, _ = profiles.peaks(h200)
-    share = profiles.facts(h200).scalar_stream_share
-    assert 0.5 < share < 1.0
-    stream = 3 * (1 << 30)
-    times = {w: rl.roofline(replace(_traffic(dram=stream), access_bytes=w), h200, bw, fl, 0.0).time_ms
-             for w in (4.0, 8.0, 16.0)}
-    assert times[16.0] == pytest.approx(stream / (bw * 1e6))
-    assert times[4.0] == pytest.approx(times[16.0] / share)
-    assert times[16.0] < times[8.0] < times[4.0]
-    assert rl.stream_share(replace(_traffic(dram=stream), access_bytes=4.0), GPU) == 1.0  # no measured share
-
-
 def test_cycles_are_time_times_clock() -> None:
     assert rl.cycles(1.0, GPU) == pytest.approx(2e6)  # 1 ms at 2000 MHz
 
