@@ -2,6 +2,7 @@
 (``roofline.stream_share``). Runs on the GPU machine with pyopencl (no clperf):
 
     python3 bench/gpu_stream_width.py [PLATFORM_SUBSTRING] > stream_width.json     (beside bench/gpu_math.py)
+    python3 bench/gpu_stream_width.py --many-stores [PLATFORM_SUBSTRING] > stream_stores.json
 
 Every kernel has one work-item per element: it loads element ``gid`` of ``loads`` arrays of ``float``,
 ``float2`` or ``float4``, sums them and stores the sum to ``stores`` arrays (0 stores: it writes only where
@@ -10,7 +11,8 @@ past the L2, so DRAM serves every byte once. Work-groups of 256; ``pad`` bytes o
 group (never touched) leave fewer groups resident on a compute unit (with 46 KiB, 4 of them: 1,024
 work-items where none leaves 2,048), so the bytes in flight change with the same code.
 A ``loop`` row walks ``loads`` arrays eight times over in a loop of eight iterations (the same trips for
-every work-item), as a work-item that handles several elements does.
+every work-item), as a work-item that handles several elements does. ``--many-stores``: 0, 1 or 4 loads
+and 8, 16 or 32 stores a work-item instead.
 
 Printed (JSON): the device and, per kernel, ``ms`` (best of five launches) and ``tbs``: the bytes the
 arrays hold over that time, in TB/s.
@@ -63,15 +65,18 @@ def source(kind: str, loads: int, stores: int, loop: bool) -> str:
             f"    int g = get_global_id(0);\n{body}{write}}}\n"), name
 
 
-def main() -> None:
-    dev, ctx, queue = open_device(sys.argv[1] if len(sys.argv) > 1 else "")
+def main(want: str, many_stores: bool) -> None:
+    dev, ctx, queue = open_device(want)
     result: dict[str, object] = {
         "device": dev.name, "driver": dev.driver_version, "compute_units": dev.max_compute_units,
         "clock_mhz": dev.max_clock_frequency, "local_mem_bytes": dev.local_mem_size, "group": GROUP,
         "total_mib": TOTAL_MIB}
-    cases = [(k, n, s, False) for k in WIDTHS for n in LOADS for s in STORES]
-    cases += [(k, n, 0, True) for k in WIDTHS for n in (1, 2, 4)]
-    cases += [("float", 0, s, False) for s in (1, 2, 4)] + [("float4", 0, s, False) for s in (1, 2, 4)]
+    if many_stores:  # a work-item writing many arrays, as chemistry kernels write a rate per reaction
+        cases = [(k, n, s, False) for k in ("float", "float4") for n in (0, 1, 4) for s in (8, 16, 32)]
+    else:
+        cases = [(k, n, s, False) for k in WIDTHS for n in LOADS for s in STORES]
+        cases += [(k, n, 0, True) for k in WIDTHS for n in (1, 2, 4)]
+        cases += [("float", 0, s, False) for s in (1, 2, 4)] + [("float4", 0, s, False) for s in (1, 2, 4)]
     built = [source(*c) for c in cases if c[1] or c[2]]
     prg = cl.Program(ctx, "".join(src for src, _ in built)).build()
     rows = []
@@ -138,4 +143,5 @@ if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--fit":
         fit(sys.argv[2])
     else:
-        main()
+        rest = [a for a in sys.argv[1:] if a != "--many-stores"]
+        main(rest[0] if rest else "", "--many-stores" in sys.argv)

@@ -38,7 +38,9 @@ def test_a_strided_copy_is_predicted_slower_than_a_coalesced_one_on_the_h200() -
     a = estimate(k1, s1, h200, use_model=False, calibrate=False)
     b = estimate(k2, s2, h200, use_model=False, calibrate=False)
     assert a.bound == "memory" and b.bound == "memory"
-    assert b.time_ms > 2.5 * a.time_ms  # 32-byte sectors for 4-byte elements
+    # 32-byte sectors for 4-byte elements: eight times the loads' bytes, which also keep eight times the
+    # bytes in flight, where the coalesced copy's loads stream at the share their 4 bytes a work-item allow
+    assert b.time_ms > 2 * a.time_ms
     assert a.cycles == pytest.approx(a.time_ms * 1e-3 * 1980e6)
     assert a.interval_ms[0] <= a.time_ms < a.interval_ms[1]
     assert a.bandwidth_utilization > b.bandwidth_utilization
