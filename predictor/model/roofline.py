@@ -11,9 +11,9 @@ The traffic model counts what the memory system moves, not what the source asks 
 * what reaches DRAM is at most each buffer's size (data is reused through the caches) and at most the issued
   traffic — the *DRAM* traffic.
 
-Time = launch floor + max(DRAM traffic / peak bandwidth, the on-chip traffic's time (``cache_ms``),
-flops / peak FLOP rate, and on a GPU the work-items' own chains of operations and loads (``chain_ms``) and
-the starts of its work-groups (``dispatch_ms``)).
+Time = launch floor + max(DRAM traffic at the rate the loads' bytes in flight reach (``dram_ms``), the
+on-chip traffic's time (``cache_ms``), flops / peak FLOP rate, and on a GPU the work-items' own chains of
+operations and loads (``chain_ms``) and the starts of its work-groups (``dispatch_ms``)).
 ``SEGMENT_BYTES`` and ``CACHE_FACTOR`` are modelling assumptions, not measurements: the learned correction
 and per-device calibration absorb where they are wrong. A counting run's trace tells which level serves
 each access; then every level is charged at the device's measured rate where its profile has them.
@@ -217,7 +217,7 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
     waited_loops = {a.loops[-1] for a, _ in counts if a.wait is not None and a.loops}
     # DRAM traffic is capped per buffer and direction: reading and writing one buffer moves it twice
     issued_by_param: dict[tuple[str | None, str], float] = {}
-    useful = loads = atomics = executions = 0.0
+    useful = loads = atomics = 0.0
     shared_atomics: list[tuple[float, float, float]] = []
     waits: dict[tuple[str, str, float], float] = {}
     # loads by the innermost loop around them (-1: none): bytes of one execution of each, their traffic
@@ -251,7 +251,6 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
             region[1] += moved
         issued_by_param[k] = issued_by_param.get(k, 0.0) + moved
         useful += execs * float(access.element_size or 4)
-        executions += execs
     if not counts:  # no per-access counts: fall back to the per-work-item byte totals
         issued_by_param = {(None, "load"): ops_global}
         useful = ops_global
