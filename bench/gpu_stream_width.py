@@ -46,7 +46,8 @@ SHARED_PER_CU, RESERVED_PER_GROUP, MAX_RESIDENT = 228 * 1024, 1024, 2048  # GH10
 GROUP_START_NS = 79.4
 
 
-def source(kind: str, loads: int, stores: int, loop: bool) -> str:
+def source(kind: str, loads: int, stores: int, loop: bool) -> tuple[str, str]:
+    """The kernel's source and its name."""
     params = [f"__global const {kind}* restrict in{i}" for i in range(loads)]
     params += [f"__global {kind}* restrict out{i}" for i in range(max(stores, 1))]
     name = f"s_{kind}_{loads}_{stores}{'_loop' if loop else ''}"
@@ -77,10 +78,10 @@ def main(want: str, many_stores: bool) -> None:
         cases = [(k, n, s, False) for k in WIDTHS for n in LOADS for s in STORES]
         cases += [(k, n, 0, True) for k in WIDTHS for n in (1, 2, 4)]
         cases += [("float", 0, s, False) for s in (1, 2, 4)] + [("float4", 0, s, False) for s in (1, 2, 4)]
-    built = [source(*c) for c in cases if c[1] or c[2]]
+    built = [source(*c) for c in cases]  # every case loads or stores something
     prg = cl.Program(ctx, "".join(src for src, _ in built)).build()
     rows = []
-    for (kind, loads, stores, loop), (_, name) in zip((c for c in cases if c[1] or c[2]), built, strict=True):
+    for (kind, loads, stores, loop), (_, name) in zip(cases, built, strict=True):
         width = WIDTHS[kind]
         arrays = loads + stores
         items = (TOTAL_MIB * 2**20 // (arrays * width)) // (LOOP if loop else 1) // GROUP * GROUP
@@ -126,12 +127,13 @@ def fit(path: str) -> None:
     rows = [r for r in data["rows"] if "tbs" in r]
     peak = max(r["tbs"] for r in rows)
     units = int(data["compute_units"])
+
     def mean_error(ns: float) -> float:
         return float(np.mean([abs(np.log(_predicted_tbs(r, ns, peak, units) / r["tbs"])) for r in rows]))
 
     best = min((mean_error(ns), ns) for ns in np.arange(300.0, 1000.0, 1.0))
     errors = [np.log(_predicted_tbs(r, best[1], peak, units) / r["tbs"]) for r in rows]
-    print(f"{data['device']}: peak {peak:.2f} TB/s, {len(rows)} kernels; DRAM round trip {best[1]:.0f} ns:"
+    print(f"{data['device']}: peak {peak:.2f} TB/s, {len(rows)} launches; DRAM round trip {best[1]:.0f} ns:"
           f" mean |log error| {best[0]:.3f}, median {np.median(np.abs(errors)):.3f}")
     for r, e in zip(rows, errors, strict=True):
         if abs(e) > np.log(1.1):
