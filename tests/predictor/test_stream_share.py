@@ -4,6 +4,7 @@ unit's work-items keep in flight over DRAM's round trip (Little's law), read fro
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -35,10 +36,8 @@ __kernel void rows(__global const float* a, __global float* out) {
 
 
 @pytest.fixture(scope="module")
-def kernels(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    path = tmp_path_factory.mktemp("stream") / "stream.cl"
-    path.write_text(SOURCE)
-    return {k.name: k for k in analyze_text(SOURCE, path, "").kernels}
+def kernels() -> dict:
+    return {k.name: k for k in analyze_text(SOURCE, Path("stream.cl"), "").kernels}
 
 
 def _traffic(kernel, items: int, group: int, elements: int, arrays: tuple[str, ...]) -> rl.Traffic:
