@@ -1,5 +1,6 @@
 """Per-work-item operation counts: floating-point and integer instructions, integer divisions, double
-precision and special functions, tallied per group of enclosing loops and turned into ``Ops``.
+precision and special functions, tallied per group of enclosing loops and turned into ``Ops``; and each
+block's longest chain of dependent arithmetic in cycles (``path_cycles``).
 
 A vector instruction counts once per lane; an FMA counts as two flops.
 """
@@ -114,3 +115,53 @@ def special_class(callee: str) -> str | None:
     if approx or name in _SHORT:
         return "math_short"
     return "math_pow" if name in _POW else "math_long"
+
+
+# Cycles from an instruction's issue until an instruction that needs its result can issue, on NVIDIA's SM
+# (Volta to Hopper): 4 for FP32 and integer arithmetic (published microbenchmarks, Jia et al. 2018-2019,
+# "Dissecting the NVIDIA Volta/Turing GPU architecture"); a double-precision operation, and what an
+# integer division by a run-time value or a special function compiles to, as a chain of as many
+# dependent operations as it issues: the H200 profile's fp64_cost (2), int_div_ops (20) and math_costs
+# in FMA issue slots (short 11.5 flops, long 57.3, pow 163.8: 2 flops a slot), 4 cycles each.
+# Instructions that compute no arithmetic result (casts, selects, vector lanes moved, phis) pass their
+# operands' readiness on at no cost; a load's wait is the roofline's load chain.
+LATENCY = {"float": 4.0, "int": 4.0, "fp64": 8.0, "int_div": 80.0, "math_short": 23.0, "math_long": 115.0,
+           "math_pow": 328.0}
+
+
+def latency(f: FunctionIR, inst: int) -> float:
+    """``LATENCY`` of one instruction by what it computes; 0 for anything not counted as an operation."""
+    op = f.opc(inst)
+    if op in FLOAT_OPS:
+        if op in ("fdiv", "frem"):
+            return LATENCY["math_short" if op == "fdiv" else "math_long"]
+        return LATENCY["fp64" if "double" in f.tstr(inst) else "float"]
+    if op in INT_OPS:
+        return LATENCY["int_div" if op in _DIVS and f.const(f.opers(inst)[1]) is None else "int"]
+    if op == "call":
+        callee = f.callee(inst)
+        if callee.startswith(_FMA_CALLS):
+            return LATENCY["fp64" if "double" in f.tstr(inst) else "float"]
+        if _FLOAT_RESULT.match(f.text[inst]):
+            cls = special_class(callee)
+            return LATENCY[cls] if cls is not None else LATENCY["float"]
+    return 0.0
+
+
+def path_cycles(f: FunctionIR, block: int) -> tuple[float, float]:
+    """The block's longest chain of dependent operations, and all its operations, in ``LATENCY`` cycles:
+    each instruction is ready its own latency after the last of its operands the block computes (values
+    from other blocks are ready when it starts). A vector instruction counts once in both, as the
+    roofline's chain charges its lanes together. Their ratio is the block's parallelism: how many
+    independent chains overlap."""
+    ready: dict[int, float] = {}
+    longest = total = 0.0
+    for inst in f.insts[block]:
+        if f.opc(inst) == "phi":
+            continue
+        cycles = latency(f, inst)
+        start = max((ready.get(o, 0.0) for o in f.opers(inst)), default=0.0)
+        ready[inst] = start + cycles
+        longest = max(longest, ready[inst])
+        total += cycles
+    return longest, total

@@ -290,6 +290,11 @@ class Ops:
     math_long: float = 0
     math_pow: float = 0
     math_fp64: float = 0
+    # cycles of each block's longest chain of dependent arithmetic, and of all of it
+    # (``opcounts.path_cycles``), summed over the blocks a work-item runs: their ratio is how many chains
+    # its operations overlap in
+    path_cycles: float = 0
+    op_cycles: float = 0
     trip_unknown: bool = False  # some loop's trip count was unknown and counted once
 
     def scaled(self, k: float) -> Ops:

@@ -24,8 +24,10 @@ from clperf.predictor.analysis.opcounts import (
     FLOAT_OPS,
     INT_OPS,
     Tally,
+    bump,
     count_arithmetic,
     count_math_call,
+    path_cycles,
     to_ops,
 )
 from clperf.predictor.analysis.records import Access, LoopInfo, Ops
@@ -93,6 +95,10 @@ class KernelWalk:
             b = self.seen.blocks.setdefault(bi, {})
             for inst in self.f.insts[bi]:
                 self._instruction(bi, inst, chain, b)
+            path, every = path_cycles(self.f, bi)
+            if every:
+                bump(b, "path_cycles", path)
+                bump(b, "op_cycles", every)
             for k, v in b.items():
                 g[k] = g.get(k, 0) + v
         seen = self.seen

@@ -35,7 +35,7 @@ from clperf.predictor.model import profiles
 from clperf.predictor.model.memory import MemoryTraffic
 
 MODEL_NAME = "roofline"
-MODEL_VERSION = "17"  # also stands for the analysis behind the learned features (cache keys)
+MODEL_VERSION = "18"  # also stands for the analysis behind the learned features (cache keys)
 
 SEGMENT_BYTES = {"gpu": 32, "cpu": 64, "accelerator": 64}  # GPU sector, CPU cache line
 LINE_BYTES = 128  # a GPU cache line: what a warp's request of consecutive words reaches
@@ -116,6 +116,10 @@ class Traffic:
     # DRAM traffic that loads move (stores stream at the peak); 0 and 1: no loads counted
     load_flight_bytes: float = 0.0
     load_dram_share: float = 1.0
+    # the work-items' longest chains of dependent operations and all their operations, in cycles
+    # (``Ops.path_cycles``, ``op_cycles``), summed over them
+    path_cycles: float = 0.0
+    op_cycles: float = 0.0
 
     @property
     def waited_global_loads(self) -> float:
@@ -273,7 +277,8 @@ def traffic(kernel: KernelLike, scenario: Scenario, device_type: str) -> Traffic
                    **math, global_atomics=atomics, global_loads=loads, shared_atomics=tuple(shared_atomics),
                    waits=tuple((*k, e) for k, e in sorted(waits.items())), rounds=rounds,
                    groups=_groups(scenario), load_flight_bytes=_flight_bytes(kernel, flight, counting),
-                   load_dram_share=dram_loads / dram if dram > 0 and counts else 1.0)
+                   load_dram_share=dram_loads / dram if dram > 0 and counts else 1.0,
+                   path_cycles=_ops_value(ops, "path_cycles") * n, op_cycles=_ops_value(ops, "op_cycles") * n)
 
 
 # A loop has the loads of several iterations in flight: the compiler unrolls it (UNROLLED_TRIPS of them, or
@@ -390,11 +395,14 @@ def count_args(scenario: Scenario) -> dict[str, int | float]:
     return launch_args(scenario.args, scenario.global_size, scenario.local_size)
 
 
-# Latency of one work-item's own chain of operations, for launches too small to fill the device: a GPU
-# compute unit keeps RESIDENT_ITEMS work-items in flight (NVIDIA: 2048 threads per SM since Volta), and a
-# dependent arithmetic instruction takes DEPENDENT_CYCLES (about 4 cycles for FP32 on Volta to Hopper,
-# published microbenchmarks). With fewer work-items than that, no throughput peak is reached.
+# A GPU compute unit keeps RESIDENT_ITEMS work-items in flight (NVIDIA: 2048 threads per SM since Volta),
+# its warps of WARP_ITEMS spread over SCHEDULERS schedulers that each issue one warp instruction a clock.
 RESIDENT_ITEMS = {"gpu": 2048, "cpu": 8, "accelerator": 64}
+WARP_ITEMS = 32
+SCHEDULERS = 4
+# Cycles a flop of a work-item's chain of operations takes where nothing hides their latency (about 4 for
+# a dependent FP32 FMA from Volta to Hopper, published microbenchmarks; read off the H200 training data as
+# a flop's, ``bench/chain_fit.py``)
 DEPENDENT_CYCLES = 4.0
 
 
@@ -417,11 +425,19 @@ def compute_ops(t: Traffic, device: Device) -> float:
 
 
 def serial_ms(t: Traffic, device: Device) -> float:
-    """Waves of resident work-items times one work-item's operation chain at DEPENDENT_CYCLES each."""
+    """Waves of resident work-items times a work-item's operation chain: its operations at
+    DEPENDENT_CYCLES a flop, shortened by the parallelism of its independent chains
+    (``Traffic.path_cycles`` over ``op_cycles``), but no shorter than the issue of the operations of the
+    warps that share a scheduler (two FMA-counted flops a warp instruction): what a launch too small to
+    fill the device takes, where no throughput peak is reached."""
     if not t.work_items or not device.clock_mhz:
         return 0.0
-    per_item = compute_ops(t, device) / t.work_items
-    return _waves(t, device) * per_item * DEPENDENT_CYCLES / (device.clock_mhz * 1e3)
+    waves = _waves(t, device)
+    per_cu = math.ceil(t.work_items / (waves * max(1, device.compute_units)))
+    warps = math.ceil(math.ceil(per_cu / WARP_ITEMS) / SCHEDULERS)  # a scheduler's warps
+    ops = compute_ops(t, device) / t.work_items
+    chain = ops * DEPENDENT_CYCLES * (t.path_cycles / t.op_cycles if t.op_cycles > 0 else 1.0)
+    return waves * max(chain, ops / 2.0 * warps) / (device.clock_mhz * 1e3)
 
 
 def _waves(t: Traffic, device: Device) -> int:

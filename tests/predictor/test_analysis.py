@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from clperf.core.records import Scenario
+from clperf.predictor.analysis import opcounts
 from clperf.predictor.analysis.pipeline import KernelReport, analyze_text
 from clperf.predictor.model import roofline as rl
 
@@ -269,6 +270,32 @@ kernel void f(global float *a, global double *b) {
     assert k.ops.math_pow == 1
     assert k.ops.math_short == 1  # native_log: the hardware approximation
     assert k.ops.math_fp64 == 1 and k.ops.special_ops == 6
+
+
+def test_a_blocks_dependent_path_counts_independent_chains_once():
+    k = {r.name: r for r in analyze_text("""
+kernel void one(global float *out, float a, float b) {
+    float x = get_global_id(0);
+    x = fma(x, a, b); x = fma(x, a, b); x = fma(x, a, b); x = fma(x, a, b);
+    out[get_global_id(0)] = x;
+}
+kernel void four(global float *out, float a, float b) {
+    float x = get_global_id(0), y = x + 1.0f, z = x + 2.0f, w = x + 3.0f;
+    x = fma(x, a, b); y = fma(y, a, b); z = fma(z, a, b); w = fma(w, a, b);
+    vstore4((float4)(x, y, z, w), get_global_id(0), out);
+}
+kernel void special(global float *out, float a) {
+    out[get_global_id(0)] = sin(a) + sqrt(a);
+}""").kernels}
+    lat = opcounts.LATENCY
+    assert k["one"].ops.path_cycles == 4 * lat["float"]  # the conversion of the id is no arithmetic
+    # an add, then an FMA: the four chains run side by side, though more operations issue
+    assert k["four"].ops.path_cycles == 2 * lat["float"]
+    assert k["one"].ops.op_cycles == k["one"].ops.path_cycles  # one chain: no parallelism
+    assert k["four"].ops.op_cycles >= (3 + 4) * lat["float"]
+    assert k["four"].ops.flops == 3 + 4 * 2 > k["one"].ops.flops
+    # the longer of the two calls, then the add
+    assert k["special"].ops.path_cycles == max(lat["math_long"], lat["math_short"]) + lat["float"]
 
 
 def test_atomics_builtin_and_local():

@@ -216,6 +216,21 @@ def test_a_small_grid_with_long_loops_is_bound_by_its_work_items_chains() -> Non
     assert r.bound == "latency"  # loads waited for one after another
 
 
+def test_independent_chains_shorten_the_operation_chain_down_to_a_schedulers_issue() -> None:
+    # 100 SMs of 4 schedulers; each work-item 1,000 FMAs (2,000 flops, 4,000 cycles of latency) in chains
+    # whose longest is ``path`` cycles
+    def serial(items: int, path: float) -> float:
+        t = rl.Traffic(items, 0.0, 0.0, 0.0, 0.0, items * 2000.0, 0.0, 0.0, path_cycles=items * path,
+                       op_cycles=items * 4000.0)
+        return rl.serial_ms(t, GPU) * GPU.clock_mhz * 1e3  # in cycles
+
+    one = 2000 * rl.DEPENDENT_CYCLES
+    assert serial(100 * 128, 4000.0) == pytest.approx(one)  # one chain, one warp a scheduler
+    assert serial(100 * 128, 1000.0) == pytest.approx(one / 4)  # four chains side by side
+    assert serial(100 * 128, 100.0) == pytest.approx(1000.0)  # forty: a warp instruction a clock
+    assert serial(100 * 512, 100.0) == pytest.approx(4000.0)  # four warps share a scheduler's issue
+
+
 def test_the_chain_grows_by_waves_and_is_charged_on_gpus_only() -> None:
     resident = GPU.compute_units * rl.RESIDENT_ITEMS["gpu"]
     one = rl.Traffic(resident, 0.0, 0.0, 0.0, 0.0, resident * 1e4, 0.0, 0.0, global_loads=resident * 100.0)

@@ -100,7 +100,7 @@ def test_a_traced_launch_is_counted_once_and_its_counting_run_kept_for_the_next_
     assert np.array_equal(again.X, first.X) and np.array_equal(again.traced, first.traced)
     assert again.skipped == first.skipped
     # the features are computed again from what was kept: a change to them needs no counting run
-    monkeypatch.setattr(examples_mod.rl, "DEPENDENT_CYCLES", 1e4)  # every launch chain-bound
+    monkeypatch.setattr(examples_mod.rl, "CHAIN_FACTOR", 1e4)  # every launch chain-bound
     changed = build([DATA / "h200_map_float.jsonl"], sources=[DATA], use_cache=False, traced=1)
     assert np.array_equal(changed.traced, first.traced)
     assert not np.array_equal(changed.roof_ms[changed.traced], first.roof_ms[first.traced])
