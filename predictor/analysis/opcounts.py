@@ -151,16 +151,20 @@ def latency(f: FunctionIR, inst: int) -> float:
 def path_cycles(f: FunctionIR, block: int) -> tuple[float, float]:
     """The block's longest chain of dependent operations, and all its operations, in ``LATENCY`` cycles:
     each instruction is ready its own latency after the last of its operands the block computes (values
-    from other blocks are ready when it starts). A vector instruction counts once in both, as the
-    roofline's chain charges its lanes together. Their ratio is the block's parallelism: how many
-    independent chains overlap."""
+    from other blocks are ready when it starts). The sequences of special functions and divisions run one
+    after another, as if on one unit: letting independent ones overlap fitted the training data worse
+    (``bench/chain_fit.py``). A vector instruction counts once in both, as the roofline's chain charges its
+    lanes together. Their ratio is the block's parallelism: how many independent chains overlap."""
     ready: dict[int, float] = {}
-    longest = total = 0.0
+    longest = total = unit = 0.0  # unit: when the last special function's sequence ends
     for inst in f.insts[block]:
         if f.opc(inst) == "phi":
             continue
         cycles = latency(f, inst)
         start = max((ready.get(o, 0.0) for o in f.opers(inst)), default=0.0)
+        if cycles > LATENCY["fp64"]:  # a special function or a division: after the last one's sequence
+            start = max(start, unit)
+            unit = start + cycles
         ready[inst] = start + cycles
         longest = max(longest, ready[inst])
         total += cycles
