@@ -8,6 +8,7 @@ A vector instruction counts once per lane; an FMA counts as two flops.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from clperf.predictor.analysis.function import FunctionIR
 from clperf.predictor.analysis.records import Ops
@@ -18,7 +19,6 @@ FLOAT_OPS = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg"}
 INT_OPS = {
     "add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor", "icmp",
 }
-# divisions by a run-time value: one IR op, but no GPU has an integer divider (``Ops.int_divs``)
 _DIVS = {"udiv", "sdiv", "urem", "srem"}
 _FMA_CALLS = ("llvm.fmuladd", "llvm.fma", "_Z3mad", "_Z3fma")
 _FLOAT_RESULT = re.compile(
@@ -50,38 +50,60 @@ def to_ops(g: Tally) -> Ops:
     return Ops(**{k: v for k, v in g.items()})
 
 
-def count_arithmetic(f: FunctionIR, inst: int, op: str, g: Tally) -> None:
-    """An instruction whose opcode is in ``FLOAT_OPS`` or ``INT_OPS``."""
+@dataclass(frozen=True)
+class Operation:
+    """What one instruction computes: its ``LATENCY`` class (``float``, ``fp64``, ``int``, ``int_div``,
+    ``math_short``, ``math_long``, ``math_pow``), whether in double precision, its FMA-counted flops a lane
+    (0: an integer operation) and, for a special function or a floating-point division, its cost class."""
+
+    latency: str
+    double: bool = False
+    flops: int = 0
+    special: str | None = None
+
+
+def operation(f: FunctionIR, inst: int) -> Operation | None:
+    """The arithmetic an instruction computes, None for anything else (memory, control, casts, selects,
+    calls that compute no floating-point result). A division by a run-time value is ``int_div``: one IR
+    op, but no GPU has an integer divider (``Ops.int_divs``). A float-result call other than an FMA or a
+    special function (``fabs``, ``fmin``, ``floor``) takes an FP32 operation's latency."""
+    op = f.opc(inst)
     if op in FLOAT_OPS:
-        bump(g, "flops", f.lanes(inst))
         double = "double" in f.tstr(inst)
-        if op in ("fdiv", "frem"):
-            _special(g, "math_short" if op == "fdiv" else "math_long", f.lanes(inst), double)
-        if double:
-            bump(g, "fp64_ops", f.lanes(inst))
+        special = {"fdiv": "math_short", "frem": "math_long"}.get(op)
+        return Operation(special or ("fp64" if double else "float"), double, 1, special)
+    if op in INT_OPS:
+        return Operation("int_div" if op in _DIVS and f.const(f.opers(inst)[1]) is None else "int")
+    if op == "call":
+        callee = f.callee(inst)
+        double = "double" in f.tstr(inst)
+        if callee.startswith(_FMA_CALLS):
+            return Operation("fp64" if double else "float", double, 2)
+        if _FLOAT_RESULT.match(f.text[inst]):
+            special = special_class(callee)
+            return Operation(special or "float", double, 1, special)
+    return None
+
+
+def count_operation(f: FunctionIR, inst: int, g: Tally) -> bool:
+    """Tally one instruction's ``operation``: flops (an FMA two) or integer ops per lane (a comparison
+    once), double-precision ops, divisions by a run-time value and special functions by cost class. False
+    for an instruction that computes none."""
+    o = operation(f, inst)
+    if o is None:
+        return False
+    lanes = f.lanes(inst)
+    if o.flops:
+        bump(g, "flops", o.flops * lanes)
+        if o.double:
+            bump(g, "fp64_ops", lanes)
+        if o.special is not None:
+            _special(g, o.special, lanes, o.double)
     else:
-        bump(g, "int_ops", f.lanes(inst) if op != "icmp" else 1)
-        if op in _DIVS and f.const(f.opers(inst)[1]) is None:
-            bump(g, "int_divs", f.lanes(inst))
-
-
-def count_math_call(f: FunctionIR, inst: int, callee: str, g: Tally) -> bool:
-    """A call that computes a floating-point result (an FMA, a built-in math function): counted, True."""
-    if callee.startswith(_FMA_CALLS):
-        bump(g, "flops", 2 * f.lanes(inst))
-        if "double" in f.tstr(inst):
-            bump(g, "fp64_ops", f.lanes(inst))
-        return True
-    if _FLOAT_RESULT.match(f.text[inst]):
-        bump(g, "flops", f.lanes(inst))
-        double = "double" in f.tstr(inst)
-        if double:
-            bump(g, "fp64_ops", f.lanes(inst))
-        cls = special_class(callee)
-        if cls is not None:
-            _special(g, cls, f.lanes(inst), double)
-        return True
-    return False
+        bump(g, "int_ops", lanes if f.opc(inst) != "icmp" else 1)
+        if o.latency == "int_div":
+            bump(g, "int_divs", lanes)
+    return True
 
 
 def _special(g: Tally, cls: str, lanes: float, double: bool) -> None:
@@ -130,22 +152,9 @@ LATENCY = {"float": 4.0, "int": 4.0, "fp64": 8.0, "int_div": 80.0, "math_short":
 
 
 def latency(f: FunctionIR, inst: int) -> float:
-    """``LATENCY`` of one instruction by what it computes; 0 for anything not counted as an operation."""
-    op = f.opc(inst)
-    if op in FLOAT_OPS:
-        if op in ("fdiv", "frem"):
-            return LATENCY["math_short" if op == "fdiv" else "math_long"]
-        return LATENCY["fp64" if "double" in f.tstr(inst) else "float"]
-    if op in INT_OPS:
-        return LATENCY["int_div" if op in _DIVS and f.const(f.opers(inst)[1]) is None else "int"]
-    if op == "call":
-        callee = f.callee(inst)
-        if callee.startswith(_FMA_CALLS):
-            return LATENCY["fp64" if "double" in f.tstr(inst) else "float"]
-        if _FLOAT_RESULT.match(f.text[inst]):
-            cls = special_class(callee)
-            return LATENCY[cls] if cls is not None else LATENCY["float"]
-    return 0.0
+    """``LATENCY`` of one instruction by what it computes (``operation``); 0 for anything else."""
+    o = operation(f, inst)
+    return LATENCY[o.latency] if o is not None else 0.0
 
 
 def path_cycles(f: FunctionIR, block: int) -> tuple[float, float]:

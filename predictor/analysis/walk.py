@@ -25,8 +25,7 @@ from clperf.predictor.analysis.opcounts import (
     INT_OPS,
     Tally,
     bump,
-    count_arithmetic,
-    count_math_call,
+    count_operation,
     path_cycles,
     to_ops,
 )
@@ -143,7 +142,7 @@ class KernelWalk:
         f, record = self.f, self.accesses.record
         op = f.opc(inst)
         if op in FLOAT_OPS or op in INT_OPS:
-            count_arithmetic(f, inst, op, g)
+            count_operation(f, inst, g)
         elif op == "load":
             record(inst, "load", f.opers(inst)[0], f.tstr(inst), chain, g)
         elif op == "store":
@@ -181,7 +180,7 @@ class KernelWalk:
             record(inst, "store", ops[0], f"[{n} x i8]", chain, g)
         elif callee.startswith("llvm.memset"):
             record(inst, "store", ops[0], f"[{f.const(ops[2]) or 0} x i8]", chain, g)
-        elif not count_math_call(f, inst, callee, g) and not callee.startswith("llvm."):
+        elif not count_operation(f, inst, g) and not callee.startswith("llvm."):
             for o in ops[:-1]:  # an opaque call may read and write any buffer it is given
                 if f.tstr(o).startswith("ptr"):
                     base, _ = self.values.base(self.values.value(o))
