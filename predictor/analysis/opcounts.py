@@ -140,38 +140,34 @@ def special_class(callee: str) -> str | None:
 
 
 # Cycles from an instruction's issue until an instruction that needs its result can issue, on NVIDIA's SM
-# (Volta to Hopper): 4 for FP32 and integer arithmetic (published microbenchmarks, Jia et al. 2018-2019,
-# "Dissecting the NVIDIA Volta/Turing GPU architecture"); a double-precision operation, and what an
-# integer division by a run-time value or a special function compiles to, as a chain of as many
-# dependent operations as it issues: the H200 profile's fp64_cost (2), int_div_ops (20) and math_costs
-# in FMA issue slots (short 11.5 flops, long 57.3, pow 163.8: 2 flops a slot), 4 cycles each.
-# Instructions that compute no arithmetic result (casts, selects, vector lanes moved, phis) pass their
-# operands' readiness on at no cost; a load's wait is the roofline's load chain.
-LATENCY = {"float": 4.0, "int": 4.0, "fp64": 8.0, "int_div": 80.0, "math_short": 23.0, "math_long": 115.0,
-           "math_pow": 328.0}
-
-
-def latency(f: FunctionIR, inst: int) -> float:
-    """``LATENCY`` of one instruction by what it computes (``operation``); 0 for anything else."""
-    o = operation(f, inst)
-    return LATENCY[o.latency] if o is not None else 0.0
+# (Hopper), measured by bench/gpu_chain.py (data/h100/gpu_chain.json: one warp an SM, one chain, the
+# loop's own 3 cycles an iteration taken off): FP32 add and FMA 4, integer multiply-add 4, double FMA 8,
+# an integer division by a run-time value 135, a float division, square root or exponential 41-45, a
+# sine 110, a power 356. Instructions that compute no arithmetic result (casts, selects, vector lanes
+# moved, phis) pass their operands' readiness on at no cost; a load's wait is the roofline's load chain.
+LATENCY = {"float": 4.0, "int": 4.0, "fp64": 8.0, "int_div": 135.0, "math_short": 43.0, "math_long": 110.0,
+           "math_pow": 356.0}
+# The cost classes that run one after another however independent (the same measurement: two sines take
+# 1.6 times one, four 2.8 times, powers add up in full; the compiler does not interleave their long
+# sequences), where independent divisions and short functions overlap (two take 1.0-1.1 times one).
+SERIAL = ("math_long", "math_pow")
 
 
 def path_cycles(f: FunctionIR, block: int) -> tuple[float, float]:
     """The block's longest chain of dependent operations, and all its operations, in ``LATENCY`` cycles:
     each instruction is ready its own latency after the last of its operands the block computes (values
-    from other blocks are ready when it starts). The sequences of special functions and divisions run one
-    after another, as if on one unit: letting independent ones overlap fitted the training data worse
-    (``bench/chain_fit.py``). A vector instruction counts once in both, as the roofline's chain charges its
-    lanes together. Their ratio is the block's parallelism: how many independent chains overlap."""
+    from other blocks are ready when it starts); the ``SERIAL`` functions one after another besides. A
+    vector instruction counts once in both, as the roofline's chain charges its lanes together. Their
+    ratio is the block's parallelism: how many independent chains overlap."""
     ready: dict[int, float] = {}
-    longest = total = unit = 0.0  # unit: when the last special function's sequence ends
+    longest = total = unit = 0.0  # unit: when the last SERIAL function's sequence ends
     for inst in f.insts[block]:
         if f.opc(inst) == "phi":
             continue
-        cycles = latency(f, inst)
-        start = max((ready.get(o, 0.0) for o in f.opers(inst)), default=0.0)
-        if cycles > LATENCY["fp64"]:  # a special function or a division: after the last one's sequence
+        o = operation(f, inst)
+        cycles = LATENCY[o.latency] if o is not None else 0.0
+        start = max((ready.get(v, 0.0) for v in f.opers(inst)), default=0.0)
+        if o is not None and o.latency in SERIAL:
             start = max(start, unit)
             unit = start + cycles
         ready[inst] = start + cycles

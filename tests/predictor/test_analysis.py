@@ -286,6 +286,9 @@ kernel void four(global float *out, float a, float b) {
 }
 kernel void special(global float *out, float a) {
     out[get_global_id(0)] = sin(a) + sqrt(a);
+}
+kernel void two_long(global float *out, float a) {
+    out[get_global_id(0)] = sin(a) + cos(a);
 }""").kernels}
     lat = opcounts.LATENCY
     assert k["one"].ops.path_cycles == 4 * lat["float"]  # the conversion of the id is no arithmetic
@@ -294,8 +297,9 @@ kernel void special(global float *out, float a) {
     assert k["one"].ops.op_cycles == k["one"].ops.path_cycles  # one chain: no parallelism
     assert k["four"].ops.op_cycles >= (3 + 4) * lat["float"]
     assert k["four"].ops.flops == 3 + 4 * 2 > k["one"].ops.flops
-    # special functions one after another, though independent, then the add
-    assert k["special"].ops.path_cycles == lat["math_long"] + lat["math_short"] + lat["float"]
+    # a short function overlaps an independent long one; two long ones run one after another
+    assert k["special"].ops.path_cycles == lat["math_long"] + lat["float"]
+    assert k["two_long"].ops.path_cycles == 2 * lat["math_long"] + lat["float"]
 
 
 def test_atomics_builtin_and_local():
