@@ -16,7 +16,12 @@ one inside it (``L2_MIB``). Kinds:
 * ``copy``: ``b[i] = a[i] * 3 + 1``: a store in every iteration, to a buffer that may alias ``a``, so the
   next iteration's load cannot be issued above it;
 * ``copy_restrict``: the same with ``restrict`` pointers;
-* ``update``: ``a[i] = a[i] * 3 + 1``, the loop reading and writing one buffer.
+* ``update``: ``a[i] = a[i] * 3 + 1``, the loop reading and writing one buffer;
+* ``narrow``: the same bytes as 8-byte quads of four ``ushort``: each iteration loads a quad's four
+  elements one by one, zeroes them one by one and stores each, clamped, as a ``uchar`` to a second buffer
+  (Parboil histo_final's clearing loops): every store request writes part of each sector it touches;
+* ``narrow_vector``: the same as one ``ushort4`` load, one ``ushort4`` store and one ``uchar4`` store, whose
+  requests write whole sectors.
 
 Printed (JSON): the device, and per kind, buffer size and warps per compute unit ``ms`` (best of five
 launches) and ``ns_per_iteration`` (the launch over the iterations one warp makes).
@@ -66,14 +71,29 @@ __kernel void update(__global uint* a, uint n) {
     for (uint i = get_global_id(0); i < n; i += get_global_size(0))
         a[i] = a[i] * 3u + 1u;
 }
+__kernel void narrow(__global ushort* a, __global uchar* b, uint quads) {
+    for (uint i = get_global_id(0); i < quads; i += get_global_size(0)) {
+        ushort x = a[4 * i], y = a[4 * i + 1], z = a[4 * i + 2], w = a[4 * i + 3];
+        a[4 * i] = 0; a[4 * i + 1] = 0; a[4 * i + 2] = 0; a[4 * i + 3] = 0;
+        b[4 * i] = (uchar)min(x, (ushort)255); b[4 * i + 1] = (uchar)min(y, (ushort)255);
+        b[4 * i + 2] = (uchar)min(z, (ushort)255); b[4 * i + 3] = (uchar)min(w, (ushort)255);
+    }
+}
+__kernel void narrow_vector(__global ushort4* a, __global uchar4* b, uint quads) {
+    for (uint i = get_global_id(0); i < quads; i += get_global_size(0)) {
+        ushort4 v = a[i];
+        a[i] = (ushort4)(0);
+        b[i] = convert_uchar4(min(v, (ushort4)(255)));
+    }
+}
 """
+KINDS = ("sum", "sum_signed", "sum_fixed", "copy", "copy_restrict", "update", "narrow", "narrow_vector")
 
 
 def main() -> None:
     dev, ctx, queue = open_device(sys.argv[1] if len(sys.argv) > 1 else "")
     prg = cl.Program(ctx, SOURCE).build()
-    kernels = {k: cl.Kernel(prg, k) for k in ("sum", "sum_signed", "sum_fixed", "copy", "copy_restrict",
-                                              "update")}
+    kernels = {k: cl.Kernel(prg, k) for k in KINDS}
     units = dev.max_compute_units
     result: dict[str, object] = {"device": dev.name, "driver": dev.driver_version, "compute_units": units,
                                  "clock_mhz": dev.max_clock_frequency}
@@ -88,14 +108,17 @@ def main() -> None:
             items = units * 32 * warps
             iterations = -(-n // items)
             count = np.uint32(n)
+            quads = n // 2  # 8-byte quads of four ushort in a's bytes
             args = {"sum": (a, count, out), "sum_signed": (a, np.int32(n), out),
                     "sum_fixed": (a, np.int32(n // items), out), "copy": (a, b, count),
-                    "copy_restrict": (a, b, count), "update": (a, count)}
+                    "copy_restrict": (a, b, count), "update": (a, count),
+                    "narrow": (a, b, np.uint32(quads)), "narrow_vector": (a, b, np.uint32(quads))}
             for kind, x in args.items():
                 kernel = kernels[kind]
                 ms = best_ms(lambda k=kernel, g=items, x=x: k(queue, (g,), (32,), *x))
+                trips = -(-quads // items) if kind.startswith("narrow") else iterations
                 rows.append({"kind": kind, "mib": mib, "warps_per_cu": warps, "ms": ms,
-                             "ns_per_iteration": ms * 1e6 / iterations})
+                             "ns_per_iteration": ms * 1e6 / trips})
         a.release()
         b.release()
         out.release()
