@@ -17,7 +17,9 @@ at once.
 
 Printed (JSON): the device, its clock, and rows ``{"kind", "ilp", "warps", "ms",
 "cycles_per_iteration"}`` (the launch's time at the device's clock over ``ITERS``: a body's updates of
-one warp, all chains together), the best of five launches.
+one warp, all chains together), the best of five launches. ``opcounts.LATENCY`` and ``opcounts.SERIAL``
+are read off an H100's run (``data/h100/gpu_chain.json``): the one-chain rows at one warp an SM, less the
+loop's own cycles (``fadd``'s row less 4), and how the time grows with independent chains.
 """
 
 from __future__ import annotations
