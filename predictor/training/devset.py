@@ -116,6 +116,9 @@ def _element_bytes(text: str, path: Path, options: str, kernel: str) -> dict[str
 
 
 def build_options(spec: dict[str, Any], root: Path) -> str:
+    """The spec's build options with its folders (``$D`` the kernel's, ``$R`` the kernels') made absolute:
+    a relative ``-I`` is read against the kernel's folder."""
+    root = root.resolve()
     path = root / spec["file"]
     return str(spec.get("build_options", "")).replace("$D", str(path.parent)).replace("$R", str(root))
 

@@ -109,6 +109,16 @@ def test_buffer_lengths_count_the_kernels_own_elements() -> None:
     assert sc.args == {"pts": 1024, "shift": 1, "out": 64, "n": 64}
 
 
+def test_build_options_name_absolute_folders_from_a_relative_dev_set(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # a relative -I would be read against the kernel's own folder, where the headers are not
+    (tmp_path / "suite" / "app").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    spec = {"file": "app/kernel.cl", "build_options": "-I$D -I$R/common"}
+    opts = devset.build_options(spec, Path("suite"))
+    assert opts == f"-I{tmp_path / 'suite' / 'app'} -I{tmp_path / 'suite'}/common"
+
+
 # the dev set's harness as ``devset.launch_data`` asks it for buffers: a seeded draw per buffer argument
 TINY_HARNESS = """
 import numpy as np
