@@ -1,9 +1,11 @@
 """The GPU roofline's chain constants (``CHAIN_FACTOR``, ``LOAD_CHAIN_NS`` of ``predictor/model/roofline.py``)
 read off the H200 training data: for each pair on a grid, the roofline's median and mean
 ``|log(measured / estimate)|`` and its share within 2x, on the hand-written families, on their launches of
-0.2 ms or more, and on the generated kernels. Loads a loop waits for (``analysis/gating.py``) are charged
-the device's measured latencies (``roofline.waited_ns``), not the grid's ``LOAD_CHAIN_NS``; the last line
-prints the chosen pair with those loads charged like the others instead, for comparison.
+0.2 ms or more, and on the generated kernels, the estimate the largest of its bounds. Loads a loop waits
+for (``analysis/gating.py``) are charged the device's measured latencies (``roofline.waited_ns``), not the
+grid's ``LOAD_CHAIN_NS``; then the chosen pair with those loads charged like the others instead, and with
+their latency added to the operation chain (an iteration that waits for a load then computes on it), for
+comparison; last, the chosen pair with the bounds combined as their p-norm (``roofline.OVERLAP_P``).
 
 A sample of kernels (``--kernels``, drawn with a fixed seed, plus every kernel of the large-launch corpus)
 is analysed as ``clperf train`` analyses them and every measurement of them is estimated with each pair.
@@ -33,8 +35,8 @@ LOAD_NS = (0.0, 20.0, 40.0, 80.0)
 
 
 def _rows(n_kernels: int) -> list[tuple[float, ...]]:
-    """(measured, floor, throughput-bound busy, serial chain, unwaited load chain per ns, waited load
-    chain, every load's chain per ns, generated) per record."""
+    """(measured, floor, memory-bound busy, compute-bound busy, serial chain, unwaited load chain per ns,
+    waited load chain, every load's chain per ns, generated) per record."""
     recs = read_records(DATA)
     sources = Sources((), DATA)
     keys = sorted({(r["file"], r["kernel"]) for r in recs})
@@ -55,7 +57,7 @@ def _rows(n_kernels: int) -> list[tuple[float, ...]]:
         r = rl.roofline(t, device, bw, fl, profiles.facts(device).launch_overhead_ms)  # its throughput terms
         waves = math.ceil(t.work_items / (device.compute_units * rl.RESIDENT_ITEMS["gpu"]))
         per_item = waves / max(1, t.work_items) * 1e-6
-        out.append((float(rec["median_ms"]), r.floor_ms, max(r.memory_ms, r.compute_ms),
+        out.append((float(rec["median_ms"]), r.floor_ms, r.memory_ms, r.compute_ms,
                     rl.serial_ms(t, device), max(0.0, t.global_loads - t.waited_global_loads) * per_item,
                     rl.waited_ns(t, device) * per_item, t.global_loads * per_item, "gen_" in rec["file"]))
     return out
@@ -70,7 +72,8 @@ def main() -> None:
     ap.add_argument("--kernels", type=int, default=500)
     args = ap.parse_args()
     a = np.array(_rows(args.kernels))
-    meas, floor, busy, serial, loads, waited, all_loads, gen = a.T
+    meas, floor, memory, compute, serial, loads, waited, all_loads, gen = a.T
+    busy = np.maximum(memory, compute)
     gen = gen.astype(bool)
     long = ~gen & (meas >= 0.2)
     print(f"{len(meas)} measurements ({int((~gen).sum())} hand-written, {int(long.sum())} of them >= 0.2 ms)")
@@ -84,7 +87,17 @@ def main() -> None:
     err = np.abs(np.log(meas / (floor + np.maximum(busy, np.maximum(f * serial, ns * all_loads)))))
     print(f"{f:6.1f} {ns:7.0f} | {_score(err[~gen])} | {_score(err[long])} | {_score(err[gen])}"
           "  (waited loads at LOAD_CHAIN_NS too)")
+    err = np.abs(np.log(meas / (floor + np.maximum(busy, waited + np.maximum(f * serial, ns * loads)))))
+    print(f"{f:6.1f} {ns:7.0f} | {_score(err[~gen])} | {_score(err[long])} | {_score(err[gen])}"
+          "  (waited loads added to the operation chain)")
     print(f"{int((waited > 0).sum())} measurements have waited loads")
+    print("the chosen pair, the bounds combined as (memory^p + compute^p + chain^p)^(1/p) (p = inf: the"
+          " largest):")
+    chain = np.maximum(f * serial, ns * loads + waited)
+    for p in (1.0, 1.5, rl.OVERLAP_P, 3.0, 4.0, 8.0):
+        both = (memory ** p + compute ** p + chain ** p) ** (1 / p)
+        err = np.abs(np.log(meas / (floor + both)))
+        print(f"  p {p:4.1f} | {_score(err[~gen])} | {_score(err[long])} | {_score(err[gen])}")
 
 
 if __name__ == "__main__":
