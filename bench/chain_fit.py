@@ -5,7 +5,8 @@ read off the H200 training data: for each pair on a grid, the roofline's median 
 for (``analysis/gating.py``) are charged the device's measured latencies (``roofline.waited_ns``), not the
 grid's ``LOAD_CHAIN_NS``; then the chosen pair with those loads charged like the others instead, and with
 their latency added to the operation chain (an iteration that waits for a load then computes on it), for
-comparison; last, the chosen pair with the bounds combined as their p-norm (``roofline.OVERLAP_P``).
+comparison; last, the chosen pair with the bounds combined in four ways as p-norms, p = 1 to 8
+(``roofline.overlap``: memory plus the larger of compute and the chains, p = 1).
 
 A sample of kernels (``--kernels``, drawn with a fixed seed, plus every kernel of the large-launch corpus)
 is analysed as ``clperf train`` analyses them and every measurement of them is estimated with each pair.
@@ -91,13 +92,20 @@ def main() -> None:
     print(f"{f:6.1f} {ns:7.0f} | {_score(err[~gen])} | {_score(err[long])} | {_score(err[gen])}"
           "  (waited loads added to the operation chain)")
     print(f"{int((waited > 0).sum())} measurements have waited loads")
-    print("the chosen pair, the bounds combined as (memory^p + compute^p + chain^p)^(1/p) (p = inf: the"
-          " largest):")
+    print("the chosen pair, the bounds combined as p-norms ((a^p + b^p)^(1/p); p = inf: the largest):")
     chain = np.maximum(f * serial, ns * loads + waited)
-    for p in (1.0, 1.5, rl.OVERLAP_P, 3.0, 4.0, 8.0):
-        both = (memory ** p + compute ** p + chain ** p) ** (1 / p)
-        err = np.abs(np.log(meas / (floor + both)))
-        print(f"  p {p:4.1f} | {_score(err[~gen])} | {_score(err[long])} | {_score(err[gen])}")
+    ops_chain, load_chain = f * serial, ns * loads + waited
+    for p in (1.0, 1.5, 2.0, 3.0, 4.0, 8.0):
+        variants = {
+            "all three": (memory ** p + compute ** p + chain ** p) ** (1 / p),
+            "memory, max(compute, chain)": (memory ** p + np.maximum(compute, chain) ** p) ** (1 / p),
+            "max(memory-compute, chain)": np.maximum((memory ** p + compute ** p) ** (1 / p), chain),
+            "ops chain apart": np.maximum((memory ** p + compute ** p + load_chain ** p) ** (1 / p),
+                                          ops_chain),
+        }
+        for name, both in variants.items():
+            err = np.abs(np.log(meas / (floor + both)))
+            print(f"  p {p:4.1f} {name:28s} | {_score(err[~gen])} | {_score(err[long])} | {_score(err[gen])}")
 
 
 if __name__ == "__main__":
