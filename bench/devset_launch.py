@@ -9,6 +9,7 @@ validation only, nothing here fits to it.
 from __future__ import annotations
 
 import argparse
+import logging
 from pathlib import Path
 
 from clperf.api import Workspace, select_device
@@ -27,6 +28,8 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=8.0, help="seconds of each counting run")
     ap.add_argument("--device", default="h200")
     args = ap.parse_args()
+    logging.basicConfig(format="  %(message)s")
+    logging.getLogger("clperf.benchmark.counting").setLevel(logging.INFO)  # why a launch was not counted
     measure = D.harness(args.devset)
     specs = {s["id"]: (s, m) for s, m in D.measured_specs(args.devset)}
     device = select_device(args.device)
@@ -44,7 +47,7 @@ def main() -> None:
                           store=D.devset_store())  # the evaluation's runs, where it made them
         print(f"{sid}: measured {measured:.4g} ms")
         if counts is None:
-            print("  no counting run (the log says why)")
+            print("  no counting run (the log above says why)")
         else:
             print(f"  counted {counts.groups_run} of {counts.groups_total} groups"
                   f" ({counts.unfinished_items} work-items unfinished),"
