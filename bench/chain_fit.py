@@ -5,8 +5,8 @@ read off the H200 training data: for each pair on a grid, the roofline's median 
 for (``analysis/gating.py``) are charged the device's measured latencies (``roofline.waited_ns``), not the
 grid's ``LOAD_CHAIN_NS``; then the chosen pair with those loads charged like the others instead, and with
 their latency added to the operation chain (an iteration that waits for a load then computes on it), for
-comparison; last, the chosen pair with the bounds combined in four ways as p-norms, p = 1 to 8
-(``roofline.overlap``: memory plus the larger of compute and the chains, p = 1).
+comparison; last, the chosen pair with the bounds combined in four ways as p-norms, p = 1 to 8, instead
+of the largest (the roofline keeps the largest: see the design decisions).
 
 A sample of kernels (``--kernels``, drawn with a fixed seed, plus every kernel of the large-launch corpus)
 is analysed as ``clperf train`` analyses them and every measurement of them is estimated with each pair.

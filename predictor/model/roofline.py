@@ -35,7 +35,7 @@ from clperf.predictor.model import profiles
 from clperf.predictor.model.memory import MemoryTraffic
 
 MODEL_NAME = "roofline"
-MODEL_VERSION = "22"  # also stands for the analysis behind the learned features (cache keys)
+MODEL_VERSION = "19"  # also stands for the analysis behind the learned features (cache keys)
 
 SEGMENT_BYTES = {"gpu": 32, "cpu": 64, "accelerator": 64}  # GPU sector, CPU cache line
 LINE_BYTES = 128  # a GPU cache line: what a warp's request of consecutive words reaches
@@ -616,25 +616,6 @@ def waited_ns(t: Traffic, device: Device) -> float:
     return total
 
 
-# On a GPU the memory bound adds to the larger of the compute bound and the work-items' own chains instead
-# of hiding under it: the warps that wait on memory are the ones whose arithmetic would fill the issue
-# slots. Read off the H200 training data (``bench/chain_fit.py`` prints the ways of combining the bounds,
-# as p-norms, p = 1 to 8): median |log(measured / estimate)| on the hand-written families 0.202 with the
-# largest of the three, 0.187 with memory plus the larger of the others; on their launches of 0.2 ms or
-# more 0.263, 0.185; on the generated kernels 0.316, 0.303 (within 2x 80% -> 81%, 77% -> 78%, 72% -> 74%).
-# The compute bound and the chains stay the larger of the two (they count the same instructions: the
-# 2-norm of all three over-charged compute-bound launches, 0.228 on the long ones). Other devices keep
-# the largest: their roofline was calibrated with it.
-
-
-def overlap(memory_ms: float, compute_ms: float, chain_ms: float, gpu: bool = True) -> float:
-    """The time of a launch from its bounds: memory plus the larger of compute and the chains on a GPU,
-    the largest elsewhere."""
-    if not gpu:
-        return max(memory_ms, compute_ms, chain_ms)
-    return memory_ms + max(compute_ms, chain_ms)
-
-
 def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, floor_ms: float,
              *, peaks_measured: bool = True, compute_ms: float | None = None) -> Roofline:
     """Time of a launch moving ``t`` on a device with the given peaks (GB/s, GFLOP/s) and launch floor.
@@ -649,7 +630,7 @@ def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, fl
     ops_chain, load_chain = chain_ms(t, device)
     chain = max(ops_chain, load_chain)
     starts = dispatch_ms(t, device)
-    busy = max(overlap(memory_ms, compute_ms, chain, gpu=device.type == "gpu"), starts)
+    busy = max(memory_ms, compute_ms, chain, starts)
     time_ms = floor_ms + busy
     if floor_ms >= busy or max(load_chain, starts) >= max(memory_ms, compute_ms, ops_chain):
         bound: Bound = "latency"  # the launch floor, loads waited for one after another, or group starts
