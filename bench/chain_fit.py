@@ -93,8 +93,8 @@ def main() -> None:
           "  (waited loads added to the operation chain)")
     print(f"{int((waited > 0).sum())} measurements have waited loads")
     print("the chosen pair, the bounds combined as p-norms ((a^p + b^p)^(1/p); p = inf: the largest):")
-    chain = np.maximum(f * serial, ns * loads + waited)
     ops_chain, load_chain = f * serial, ns * loads + waited
+    chain = np.maximum(ops_chain, load_chain)
     for p in (1.0, 1.5, 2.0, 3.0, 4.0, 8.0):
         variants = {
             "all three": (memory ** p + compute ** p + chain ** p) ** (1 / p),
