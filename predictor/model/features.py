@@ -97,6 +97,9 @@ def vector_dict(kernel: Any, scenario: Scenario | None, device: Device | None,
                                if traffic is not None and roof is not None and device is not None else 0.0)
     busy = max(roof.memory_ms, roof.compute_ms) if roof is not None else 0.0
     f["r_chain_over_busy"] = math.log2((roof.chain_ms + 1e-9) / (busy + 1e-9)) if roof is not None else 0.0
+    # how much of the smaller of memory and work the roofline adds to the larger (``roofline.unhidden_share``)
+    f["r_unhidden_share"] = (rl.unhidden_share(traffic, device)
+                             if traffic is not None and device is not None else 0.0)
     # the share of global loads a loop's exit or next address waits for (``analysis.gating``)
     loads = traffic.global_loads if traffic is not None else 0.0
     f["waited_load_share"] = min(1.0, traffic.waited_global_loads / loads) if traffic and loads else 0.0

@@ -35,7 +35,7 @@ from clperf.predictor.model import profiles
 from clperf.predictor.model.memory import MemoryTraffic
 
 MODEL_NAME = "roofline"
-MODEL_VERSION = "19"  # also stands for the analysis behind the learned features (cache keys)
+MODEL_VERSION = "20"  # also stands for the analysis behind the learned features (cache keys)
 
 SEGMENT_BYTES = {"gpu": 32, "cpu": 64, "accelerator": 64}  # GPU sector, CPU cache line
 LINE_BYTES = 128  # a GPU cache line: what a warp's request of consecutive words reaches
@@ -450,11 +450,9 @@ def _waves(t: Traffic, device: Device) -> int:
 # not back-to-back FMAs), or LOAD_CHAIN_NS per global load a work-item executes (a load's latency over
 # the loads a warp keeps in flight). Both read off the H200 training data (``bench/chain_fit.py`` prints
 # the grid): the roofline's median |log(measured / estimate)| on the hand-written families goes from
-# 0.24 without the bound to 0.20, on their launches of 0.2 ms or more (most of them small grids with long
-# loops) from 2.32 to 0.73, on the generated kernels from 0.56 to 0.36. 80 ns would fit the long
-# launches better (0.50) but charge an overlapped load more than the measured latency of a load a loop
-# waits for (``waited_ns``: 47-76 ns for a search iteration in L1 and L2). Launches that fill the device
-# stay bound by the throughput terms.
+# 0.31 without the bound to 0.18, on their launches of 0.2 ms or more (most of them small grids with long
+# loops) from 0.65 to 0.18, on the generated kernels from 0.55 to 0.30; the grid's other pairs fit worse
+# (80 ns: 0.25, 0.31, 0.31). Launches that fill the device stay bound by the throughput terms.
 CHAIN_FACTOR = 1.0
 LOAD_CHAIN_NS = 40.0
 
@@ -630,7 +628,8 @@ def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, fl
     ops_chain, load_chain = chain_ms(t, device)
     chain = max(ops_chain, load_chain)
     starts = dispatch_ms(t, device)
-    busy = max(memory_ms, compute_ms, chain, starts)
+    work = max(compute_ms, chain)
+    busy = max(max(memory_ms, work) + unhidden_share(t, device) * min(memory_ms, work), starts)
     time_ms = floor_ms + busy
     if floor_ms >= busy or max(load_chain, starts) >= max(memory_ms, compute_ms, ops_chain):
         bound: Bound = "latency"  # the launch floor, loads waited for one after another, or group starts
@@ -640,6 +639,22 @@ def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, fl
         bound = "compute"
     util = min(1.0, t.effective_bytes / time_ms / bw) if time_ms > 0 else 0.0
     return Roofline(time_ms, memory_ms, compute_ms, floor_ms, bound, util, peaks_measured, chain, starts)
+
+
+def unhidden_share(t: Traffic, device: Device) -> float:
+    """The share of the smaller of a GPU launch's memory time and its work (compute or chain) that the
+    larger does not hide: the square of the share of a work-item's operations on its longest dependent
+    chain (``Traffic.path_cycles`` over ``op_cycles``). A work-item whose operations wait on each other
+    (a load, then the math on it, then the next load) keeps the memory system and the pipes busy in turn;
+    one with independent chains (a register tile's accumulators, a butterfly's values) issues loads and
+    math together. Read off the H200 training data (``bench/chain_fit.py``: the roofline's median
+    |log(measured / estimate)| on the hand-written families 0.202 with the larger term alone, 0.187 with
+    the two added, 0.175 with this share; the exponents 1.5-3 within 0.001 of it). 0 on other devices,
+    whose roofline was calibrated without it."""
+    if device.type != "gpu":
+        return 0.0
+    dependent = min(1.0, t.path_cycles / t.op_cycles) if t.op_cycles > 0 else 1.0
+    return dependent ** 2
 
 
 def cycles(time_ms: float, device: Device) -> float:

@@ -211,9 +211,33 @@ def test_a_small_grid_with_long_loops_is_bound_by_its_work_items_chains() -> Non
     assert load_chain == pytest.approx(loads * rl.LOAD_CHAIN_NS * 1e-6)
     assert ops_chain == pytest.approx(rl.CHAIN_FACTOR * flops * rl.DEPENDENT_CYCLES / (GPU.clock_mhz * 1e3))
     assert r.chain_ms == pytest.approx(max(ops_chain, load_chain))
-    assert r.time_ms == pytest.approx(0.005 + r.chain_ms)
+    # no chains of operations counted: all of it is dependent, memory time is added, not hidden
+    assert rl.unhidden_share(t, GPU) == 1.0
+    assert r.time_ms == pytest.approx(0.005 + r.chain_ms + r.memory_ms)
     assert r.chain_ms > 10 * max(r.memory_ms, r.compute_ms)
     assert r.bound == "latency"  # loads waited for one after another
+
+
+def test_independent_chains_hide_memory_time_and_dependent_ones_add_it() -> None:
+    # the same loads and flops, as one dependent chain a work-item or as 16 independent ones (a register
+    # tile's accumulators): the larger term binds both, the smaller adds the square of the dependent share
+    n, flops, moved = 1 << 22, 16384.0, 8e9
+    one = rl.Traffic(n, moved, moved, moved, 0.0, n * flops, 0.0, 0.0, path_cycles=n * flops,
+                     op_cycles=n * flops)
+    tile = replace(one, path_cycles=one.op_cycles / 16)
+    bw, fl = 4000.0, 60000.0
+    chained, tiled = (rl.roofline(t, GPU, bw, fl, 0.005) for t in (one, tile))
+    assert rl.unhidden_share(one, GPU) == 1.0 and rl.unhidden_share(tile, GPU) == pytest.approx(1 / 256)
+    for r, share in ((chained, 1.0), (tiled, 1 / 256)):
+        work = max(r.compute_ms, r.chain_ms)
+        assert min(work, r.memory_ms) > 0.2 * max(work, r.memory_ms)  # both terms count
+        assert r.time_ms == pytest.approx(0.005 + max(work, r.memory_ms) + share * min(work, r.memory_ms))
+    assert tiled.time_ms < 0.7 * chained.time_ms
+    # CPUs keep the larger term alone
+    cpu = replace(GPU, type="cpu")
+    assert rl.unhidden_share(one, cpu) == 0.0
+    on_cpu = rl.roofline(one, cpu, bw, fl, 0.005)
+    assert on_cpu.time_ms == pytest.approx(0.005 + max(on_cpu.memory_ms, on_cpu.compute_ms))
 
 
 def test_independent_chains_shorten_the_operation_chain_down_to_a_schedulers_issue() -> None:
