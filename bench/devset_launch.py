@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 from clperf.api import Workspace, select_device
@@ -71,6 +72,8 @@ def terms(ws: Workspace, kernel: KernelReport, scenario: Scenario, device: Devic
     traffic = ws.memory(kernel, scenario, device, counts)
     if traffic is not None:
         t = rl.with_memory(t, traffic)
+    elif counts is not None:  # a trace too short for the rest may still price the atomics
+        t = replace(t, atomic_ns=ws.partial_atomics(kernel, scenario, device, counts))
     bw, fl, _ = profiles.peaks(device)
     fpms = fl * 1e6  # flops per ms
     ops, loads = rl.chain_ms(t, device)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 from clperf.api import Workspace, select_device
@@ -52,6 +53,8 @@ def main() -> None:
             traffic = ws.memory(kernel, scenario, device, counts)
             if traffic is not None:
                 t = rl.with_memory(t, traffic)
+            elif counts is not None:  # a trace too short for the rest may still price the atomics
+                t = replace(t, atomic_ns=ws.partial_atomics(kernel, scenario, device, counts))
             ops, loads = rl.chain_ms(t, device)
             roof = rl.roofline(t, device, bw, fl, profiles.facts(device).launch_overhead_ms)
             est = ws.estimate(kernel, scenario, device, text, use_cache=False, use_model=False,

@@ -315,6 +315,25 @@ class Workspace:
         return replace(traffic, longest_group=counts.longest_group)
 
     @staticmethod
+    def partial_atomics(kernel: KernelReport, scenario: Scenario, device: Device, counts: Counts | None
+                        ) -> float:
+        """What a warp request of the global atomics costs by the trace of a counting run whose work-items
+        make no whole warp of a group (``memory.partial_atomic_ns``; ``memory`` answers None for it): a
+        long loop updating the group's own histogram contends as its first work-items show. 0 where there
+        is no such trace, or it holds no global atomics."""
+        mem = profiles.facts(device).gpu_memory
+        if mem is None or counts is None or counts.trace is None or not len(counts.trace):
+            return 0.0
+        group = math.prod(counts.local_size)
+        local = sum(int(scenario.args.get(p.name, 0)) * (type_size(p.type) or 0) for p in kernel.params
+                    if p.pointer and p.address_space == "local")
+        occ = memory.occupancy(group, local, mem, max_group_items=device.max_work_group_size or 1024,
+                               max_local_per_group=device.local_mem_bytes)
+        sms = device.compute_units
+        resident = min(counts.groups_total / max(1, sms), max(1, occ.groups_per_sm))
+        return memory.partial_atomic_ns(counts.trace, mem, resident, sms)
+
+    @staticmethod
     def _lockstep_share(kernel: KernelReport, scenario: Scenario, trace: np.ndarray, group: int
                         ) -> float | None:
         """The share of a whole work-group that the trace's first group holds where none of its work-items
@@ -366,11 +385,13 @@ class Workspace:
         shipped one. ScenarioError when ``device`` would refuse the launch."""
         estimates.check_launch(scenario, device, kernel.params)
         traffic_of = self.memory(kernel, scenario, device, counts) if caches else None
+        atomic_ns = (self.partial_atomics(kernel, scenario, device, counts)
+                     if caches and traffic_of is None else 0.0)
         counter = pocl_code.COUNTER if self.run_kernels else None
         return estimates.estimate(self.counted(kernel, counts), scenario, device, source=text,
                                   build_options=self.build_options, use_cache=use_cache, use_model=use_model,
                                   calibrate=calibrate, counter=counter, code_deadline=deadline,
-                                  memory=traffic_of, model=model)
+                                  memory=traffic_of, atomic_ns=atomic_ns, model=model)
 
     def refining(self, kernel: KernelReport, scenario: Scenario, device: Device, text: str,
                  est: Estimate | None) -> bool:

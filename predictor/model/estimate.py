@@ -130,15 +130,19 @@ def _interval(time_ms: float, quantiles: list[float] | None) -> tuple[float, flo
 
 
 def roofline_estimate(kernel: rl.KernelLike, scenario: Scenario, device: Device,
-                      memory: MemoryTraffic | None = None) -> tuple[Estimate, rl.Traffic]:
+                      memory: MemoryTraffic | None = None, atomic_ns: float = 0.0
+                      ) -> tuple[Estimate, rl.Traffic]:
     """The analytical estimate alone (no cache, no calibration); ``memory``: the launch's traffic through
     the device's caches, from a counting run's trace (``memory.memory_traffic``), replacing the static
-    traffic model's bytes."""
+    traffic model's bytes; else ``atomic_ns``, where not 0: a warp request of its global atomics' cost
+    from a trace too short for the rest (``memory.partial_atomic_ns``)."""
     bw, fl, measured = profiles.peaks(device)
     facts = profiles.facts(device)
     t = rl.traffic(kernel, scenario, device.type)
     if memory is not None:
         t = rl.with_memory(t, memory)
+    elif atomic_ns:
+        t = replace(t, atomic_ns=atomic_ns)
     r = rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured)
     meta = learned_meta()
     q = (meta or {}).get("roofline_intervals", {}).get(device.name)
@@ -161,6 +165,7 @@ def estimate(
     counter: CodeCounter | None = None,
     code_deadline: float | None = None,
     memory: MemoryTraffic | None = None,
+    atomic_ns: float = 0.0,
     model: Path | None = None,
 ) -> Estimate:
     """Predict ``kernel``'s time for ``scenario`` on ``device``.
@@ -173,7 +178,7 @@ def estimate(
     ``calibrate`` applies the user's stored measurements of the device to the roofline and the learned
     model.
     """
-    base, traffic = roofline_estimate(kernel, scenario, device, memory)
+    base, traffic = roofline_estimate(kernel, scenario, device, memory, atomic_ns)
     meta = _meta(str(model or model_dir())) if use_model else None
     result = base
     if meta is not None and source is not None and covers(meta, device):

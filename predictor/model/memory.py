@@ -622,7 +622,7 @@ def _shared_l1_hits(s: _Stream, per_group: np.ndarray, unique: np.ndarray, group
 
 
 def _group_word_ns(t: Mapping[str, np.ndarray], rec: np.ndarray, word: np.ndarray, line: np.ndarray,
-                   mem: GpuMemory, groups_per_sm: float, sms: int) -> np.ndarray:
+                   mem: GpuMemory, groups_per_sm: float, sms: int, fill: float = 1.0) -> np.ndarray:
     """Per atomic record ``rec`` (``word``, ``line``: its dense word and line ids): the launch time its warp
     request takes at least because a group's warps reach the same point of the program (a site's n-th
     execution) together and their lanes' updates of one line are served one after another, each for the
@@ -630,7 +630,8 @@ def _group_word_ns(t: Mapping[str, np.ndarray], rec: np.ndarray, word: np.ndarra
     times the share the line's words updated give (``GpuMemory.line_share``, 1 for one word; uneven
     updates count as fewer words: the squared updates over their sum of squares per word). The
     point takes its busiest line's time, while ``groups_per_sm`` x ``sms`` groups run: spread over the
-    point's warp requests, the launch time of each."""
+    point's warp requests, the launch time of each. ``fill``: the lanes of a whole warp over those the
+    trace holds of each, where it holds parts of warps (the lanes not traced update as those traced do)."""
     g, item, site, seq = (t[k][rec] for k in ("g", "item", "site", "seq"))
     by_item = _key(g, item, site)
     o = np.lexsort((seq, by_item))
@@ -647,12 +648,12 @@ def _group_word_ns(t: Mapping[str, np.ndarray], rec: np.ndarray, word: np.ndarra
     busiest = np.zeros(int(point.max()) + 1)
     np.maximum.at(busiest, point[at], updates * mem.line_share(words))
     warps = np.bincount(point[np.unique(_key(point, item // mem.warp_size), return_index=True)[1]])
-    ns = busiest / np.maximum(warps, 1) * mem.group_word_ns(groups_per_sm) / (sms * groups_per_sm)
+    ns = busiest / np.maximum(warps, 1) * fill * mem.group_word_ns(groups_per_sm) / (sms * groups_per_sm)
     return ns[point]
 
 
 def _atomic_ns(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, mem: GpuMemory,
-               footprint: np.ndarray, groups_per_sm: float = 0.0, sms: int = 0) -> float:
+               footprint: np.ndarray, groups_per_sm: float = 0.0, sms: int = 0, fill: float = 1.0) -> float:
     """The mean cost of a warp request of the traced global atomics. A buffer some word of which more
     than one traced work-group updates is a table the whole grid shares (a global histogram, a counter):
     a request's lanes on one word wait for each other, and the table's lines (of its footprint) take all
@@ -662,8 +663,8 @@ def _atomic_ns(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, 
     ``groups_per_sm`` groups running on each of ``sms``), whichever is more; the others cost what a
     request reaching as many lines of a table of its buffer's footprint (``footprint``, bytes per region)
     costs (``GpuMemory.atomic_request_ns``: a graph's scattered updates over a large array pay DRAM's
-    price for every lane), which is also the least a shared table's request costs. 0 where none is
-    traced."""
+    price for every lane), which is also the least a shared table's request costs. ``fill``: as
+    ``_group_word_ns``'s. 0 where none is traced."""
     a = (t["kind"][order] == ATOMIC) & (t["space"][order] == GLOBAL)
     if not a.any():
         return 0.0
@@ -691,7 +692,7 @@ def _atomic_ns(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, 
     costs = np.where(own, mem.atomic_ns, costs)
     if own.any() and mem.atomic_group_word_ns and sms and groups_per_sm > 0:
         line = _rank(_key(region, t["offset"][rec].astype(np.int64) // mem.line_bytes))
-        piled = _group_word_ns(t, rec, inverse, line, mem, groups_per_sm, sms)[first]
+        piled = _group_word_ns(t, rec, inverse, line, mem, groups_per_sm, sms, fill)[first]
         costs[own] = np.maximum(costs[own], piled[own])
     if on_table.any() and mem.atomic_shared_ns:
         on_word, lanes = np.unique(np.stack([at_req, inverse], 1), axis=0, return_counts=True)
@@ -702,6 +703,26 @@ def _atomic_ns(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, 
         priced = np.array([mem.shared_atomic_ns(n, footprint[int(r)] / mem.line_bytes) for n, r in kinds])
         costs[on_table] = np.maximum(costs[on_table], priced[which.ravel()])
     return float(costs.mean())
+
+
+def partial_atomic_ns(trace: np.ndarray, mem: GpuMemory, groups_per_sm: float, sms: int) -> float:
+    """The mean cost of a warp request of the global atomics, from a trace whose work-items make no whole
+    warp (a counting run that ran out of time in a group's long loops, which ``memory_traffic`` cannot
+    take as a group's share): ``_atomic_ns`` on what they traced, each traced group's warps filled out
+    with lanes that update as the traced ones do, the tables' footprints the lines the trace touches.
+    0 where it holds no global atomics."""
+    t = _select(trace, local=False)
+    if not ((t["kind"] == ATOMIC) & (t["space"] == GLOBAL)).any():
+        return 0.0
+    req, order = _instances(t, mem.warp_size)
+    pairs = np.unique(np.stack([t["g"], t["item"]], 1), axis=0)
+    items = np.bincount(pairs[:, 0]).astype(np.float64)  # the work-items each traced group holds
+    items = items[items > 0]
+    fill = float(np.mean(np.ceil(items / mem.warp_size) * mem.warp_size / items))
+    footprint = np.zeros(int(t["region"].max()) + 1)
+    lines = np.unique(np.stack([t["region"], t["offset"].astype(np.int64) // mem.line_bytes], 1), axis=0)
+    np.add.at(footprint, lines[:, 0], mem.line_bytes)
+    return _atomic_ns(t, req, order, mem, footprint, groups_per_sm, sms, fill)
 
 
 def l1_clocks(t: Mapping[str, np.ndarray], req: np.ndarray, order: np.ndarray, mem: GpuMemory) -> float:

@@ -425,6 +425,19 @@ def test_a_group_piling_on_one_word_of_its_own_table_costs_that_words_updates(gr
     assert out.atomic_ns > MEM.atomic_ns
 
 
+def test_a_trace_of_part_of_a_warp_prices_the_groups_piled_updates_as_whole_warps():
+    # a counting run that ran out of time: 21 work-items of each traced group finished their long loop of
+    # updates to one word of the group's own table; the lanes not traced pile on it as the traced ones do
+    whole = memory.memory_traffic(piled_histogram([0, 100, 200], 8, 4), 201, MEM, groups_per_sm=2, sms=132,
+                                  buffer_bytes={0: 80.0 * 201})
+    part = piled_histogram([0, 100, 200], 1, 4)
+    part = part[part["item"] < 21]
+    assert memory.partial_atomic_ns(part, MEM, 2, 132) == pytest.approx(whole.atomic_ns, rel=0.05)
+    assert memory.partial_atomic_ns(part, MEM, 2, 132) > 10 * MEM.atomic_ns
+    # none traced: nothing to price
+    assert memory.partial_atomic_ns(trace(group=0, item=np.arange(21), kind=LOAD), MEM, 2, 132) == 0.0
+
+
 @pytest.mark.parametrize(("words", "measured"), [
     # the launch's time per iteration, ns, on the H200, 201 groups of 8 warps (data/h200/gpu_hot_word.json)
     (8, 1059),
