@@ -144,6 +144,7 @@ class Roofline:
     peaks_measured: bool
     chain_ms: float = 0.0  # the work-items' own chains of operations and loads (``chain_ms``)
     dispatch_ms: float = 0.0  # the starts of its work-groups (``dispatch_ms``)
+    unhidden: float = 0.0  # the share of the smaller of memory and work added (``unhidden_share``)
 
 
 def with_memory(t: Traffic, memory: MemoryTraffic) -> Traffic:
@@ -615,10 +616,12 @@ def waited_ns(t: Traffic, device: Device) -> float:
 
 
 def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, floor_ms: float,
-             *, peaks_measured: bool = True, compute_ms: float | None = None) -> Roofline:
+             *, peaks_measured: bool = True, compute_ms: float | None = None,
+             unhidden: float | None = None) -> Roofline:
     """Time of a launch moving ``t`` on a device with the given peaks (GB/s, GFLOP/s) and launch floor.
     ``compute_ms``, when given, replaces the counted compute time (a cost read from the device's own
-    machine code: ``rewrites/speedup_model.py``)."""
+    machine code: ``model/speedup.py``); ``unhidden``, the share of the smaller of memory and work added
+    to the larger (default: ``unhidden_share`` of ``t``)."""
     bw = bandwidth_gbs * 1e9 / 1e3  # bytes per ms
     fl = gflops * 1e9 / 1e3  # flops per ms
     memory_ms = max(dram_ms(t, device, bandwidth_gbs), cache_ms(t, device, bandwidth_gbs),
@@ -629,7 +632,9 @@ def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, fl
     chain = max(ops_chain, load_chain)
     starts = dispatch_ms(t, device)
     work = max(compute_ms, chain)
-    busy = max(max(memory_ms, work) + unhidden_share(t, device) * min(memory_ms, work), starts)
+    if unhidden is None:
+        unhidden = unhidden_share(t, device)
+    busy = max(max(memory_ms, work) + unhidden * min(memory_ms, work), starts)
     time_ms = floor_ms + busy
     if floor_ms >= busy or max(load_chain, starts) >= max(memory_ms, compute_ms, ops_chain):
         bound: Bound = "latency"  # the launch floor, loads waited for one after another, or group starts
@@ -638,7 +643,8 @@ def roofline(t: Traffic, device: Device, bandwidth_gbs: float, gflops: float, fl
     else:
         bound = "compute"
     util = min(1.0, t.effective_bytes / time_ms / bw) if time_ms > 0 else 0.0
-    return Roofline(time_ms, memory_ms, compute_ms, floor_ms, bound, util, peaks_measured, chain, starts)
+    return Roofline(time_ms, memory_ms, compute_ms, floor_ms, bound, util, peaks_measured, chain, starts,
+                    unhidden)
 
 
 def unhidden_share(t: Traffic, device: Device) -> float:

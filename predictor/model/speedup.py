@@ -192,9 +192,11 @@ def cached_stream(kernel: Any, traffic: rl.Traffic, device: Device) -> bool:
     return bool(patterns) and patterns <= {"contiguous", "uniform"}
 
 
-def roofline_for(kernel: Any, scenario: Scenario, device: Device, code: Any = None) -> rl.Roofline:
+def roofline_for(kernel: Any, scenario: Scenario, device: Device, code: Any = None,
+                 unhidden: float | None = None) -> rl.Roofline:
     """The roofline of ``kernel`` (already ``as_compiled``) with the device's compute facts applied, or,
-    when ``code`` (``cpu_code``) is known, with the cycles of PoCL's own code as its compute time."""
+    when ``code`` (``cpu_code``) is known, with the cycles of PoCL's own code as its compute time;
+    ``unhidden``: as ``roofline.roofline``'s (another version's, to compare the two alike)."""
     bw, fl, measured = profiles.peaks(device)
     facts = profiles.facts(device)
     t = rl.traffic(kernel, scenario, device.type)
@@ -208,7 +210,7 @@ def roofline_for(kernel: Any, scenario: Scenario, device: Device, code: Any = No
         # what reaches memory is left, not the roofline's issued bytes, which count a GPU's segments
         t = replace(t, issued_bytes=t.dram_bytes, local_bytes=0.0)
         return rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured,
-                           compute_ms=compute_ms)
+                           compute_ms=compute_ms, unhidden=unhidden)
     lanes = float(facts.loop_free_simd_lanes)
     barriers = int(getattr(kernel, "barriers", 0) or 0)
     if lanes > 1 and not has_loops(kernel):
@@ -222,7 +224,7 @@ def roofline_for(kernel: Any, scenario: Scenario, device: Device, code: Any = No
         t = replace(t, flops=t.flops - k * free.flops,
                     int_ops=t.int_ops - k * (free.int_ops + (facts.int_div_ops - 1.0) * free.int_divs),
                     fp64_ops=t.fp64_ops - k * free.fp64_ops, special_ops=t.special_ops - k * free.special_ops)
-    r = rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured)
+    r = rl.roofline(t, device, bw, fl, facts.launch_overhead_ms, peaks_measured=measured, unhidden=unhidden)
     if facts.barrier_item_ns and barriers:  # a CPU runtime's cost of splitting the work-item loop
         r = replace(r, time_ms=r.time_ms + barriers * t.work_items * facts.barrier_item_ns * 1e-6)
     return r
