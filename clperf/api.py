@@ -43,7 +43,7 @@ from clperf.predictor import rewrites
 from clperf.predictor.analysis.pipeline import FileReport, KernelReport, analyze_text
 from clperf.predictor.model import estimate as estimates
 from clperf.predictor.model import memory, profiles
-from clperf.predictor.model.memory import MemoryTraffic
+from clperf.predictor.model.memory import GpuMemory, MemoryTraffic, Occupancy
 from clperf.predictor.model.roofline import Traffic, count_args, traffic
 
 __all__ = ["Policy", "Resolved", "Target", "Workspace", "choose_device", "discover", "local_devices",
@@ -276,10 +276,7 @@ class Workspace:
         if mem is None or counts is None or counts.trace is None or not len(counts.trace):
             return None
         group = math.prod(counts.local_size)
-        local = sum(int(scenario.args.get(p.name, 0)) * (type_size(p.type) or 0) for p in kernel.params
-                    if p.pointer and p.address_space == "local")
-        occ = memory.occupancy(group, local, mem, max_group_items=device.max_work_group_size or 1024,
-                               max_local_per_group=device.local_mem_bytes)
+        local, occ = Workspace._occupancy(kernel, scenario, device, mem, group)
         trace = counts.trace
         groups = np.unique(trace["group"])
         # the work-items of each traced group whose accesses tell: all of a group that finished; of one
@@ -324,14 +321,19 @@ class Workspace:
         mem = profiles.facts(device).gpu_memory
         if mem is None or counts is None or counts.trace is None or not len(counts.trace):
             return 0.0
-        group = math.prod(counts.local_size)
-        local = sum(int(scenario.args.get(p.name, 0)) * (type_size(p.type) or 0) for p in kernel.params
-                    if p.pointer and p.address_space == "local")
-        occ = memory.occupancy(group, local, mem, max_group_items=device.max_work_group_size or 1024,
-                               max_local_per_group=device.local_mem_bytes)
+        occ = Workspace._occupancy(kernel, scenario, device, mem, math.prod(counts.local_size))[1]
         sms = device.compute_units
         resident = min(counts.groups_total / max(1, sms), max(1, occ.groups_per_sm))
         return memory.partial_atomic_ns(counts.trace, mem, resident, sms)
+
+    @staticmethod
+    def _occupancy(kernel: KernelReport, scenario: Scenario, device: Device, mem: GpuMemory,
+                   group: int) -> tuple[int, Occupancy]:
+        """A group's ``__local`` bytes (its local pointer arguments' sizes) and the launch's occupancy."""
+        local = sum(int(scenario.args.get(p.name, 0)) * (type_size(p.type) or 0) for p in kernel.params
+                    if p.pointer and p.address_space == "local")
+        return local, memory.occupancy(group, local, mem, max_group_items=device.max_work_group_size or 1024,
+                                       max_local_per_group=device.local_mem_bytes)
 
     @staticmethod
     def _lockstep_share(kernel: KernelReport, scenario: Scenario, trace: np.ndarray, group: int

@@ -433,7 +433,7 @@ def test_a_trace_of_part_of_a_warp_prices_the_groups_piled_updates_as_whole_warp
     part = piled_histogram([0, 100, 200], 1, 4)
     part = part[part["item"] < 21]
     assert memory.partial_atomic_ns(part, MEM, 2, 132) == pytest.approx(whole.atomic_ns, rel=0.05)
-    assert memory.partial_atomic_ns(part, MEM, 2, 132) > 10 * MEM.atomic_ns
+    assert memory.partial_atomic_ns(part, MEM, 2, 132) > 1.5 * MEM.atomic_ns  # more than an update alone
     # none traced: nothing to price
     assert memory.partial_atomic_ns(trace(group=0, item=np.arange(21), kind=LOAD), MEM, 2, 132) == 0.0
 
