@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-from dataclasses import replace
 from pathlib import Path
 
 from clperf.api import Workspace, select_device
@@ -68,12 +67,7 @@ def main() -> None:
 def terms(ws: Workspace, kernel: KernelReport, scenario: Scenario, device: Device,
           counts: Counts | None) -> None:
     """The roofline's terms with the counting run's trace (its caches), in ms: which one binds."""
-    t = rl.traffic(ws.counted(kernel, counts), scenario, device.type)
-    traffic = ws.memory(kernel, scenario, device, counts)
-    if traffic is not None:
-        t = rl.with_memory(t, traffic)
-    elif counts is not None:  # a trace too short for the rest may still price the atomics
-        t = replace(t, atomic_ns=ws.partial_atomics(kernel, scenario, device, counts))
+    t = ws.traffic(kernel, scenario, device, counts)
     bw, fl, _ = profiles.peaks(device)
     fpms = fl * 1e6  # flops per ms
     ops, loads = rl.chain_ms(t, device)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-from dataclasses import replace
 from pathlib import Path
 
 from clperf.api import Workspace, select_device
@@ -49,12 +48,7 @@ def main() -> None:
             ws = Workspace(build_options=opts)
             counts = ws.count(text, path, kernel, scenario, data=D.launch_data(measure, spec),
                               budget_s=args.budget, store=D.devset_store())
-            t = rl.traffic(ws.counted(kernel, counts), scenario, device.type)
-            traffic = ws.memory(kernel, scenario, device, counts)
-            if traffic is not None:
-                t = rl.with_memory(t, traffic)
-            elif counts is not None:  # a trace too short for the rest may still price the atomics
-                t = replace(t, atomic_ns=ws.partial_atomics(kernel, scenario, device, counts))
+            t = ws.traffic(kernel, scenario, device, counts)
             ops, loads = rl.chain_ms(t, device)
             roof = rl.roofline(t, device, bw, fl, profiles.facts(device).launch_overhead_ms)
             est = ws.estimate(kernel, scenario, device, text, use_cache=False, use_model=False,
@@ -66,7 +60,7 @@ def main() -> None:
                 "atomics": rl.atomic_ms(t, device), "compute": roof.compute_ms, "ops_chain": ops,
                 "load_chain": loads, "starts": roof.dispatch_ms,
                 "dependent": t.path_cycles / t.op_cycles if t.op_cycles > 0 else 1.0,
-                "traced": traffic is not None}) + "\n")
+                "traced": t.l2_bytes is not None}) + "\n")
             out.flush()
 
 

@@ -44,7 +44,7 @@ from clperf.predictor.analysis.pipeline import FileReport, KernelReport, analyze
 from clperf.predictor.model import estimate as estimates
 from clperf.predictor.model import memory, profiles
 from clperf.predictor.model.memory import GpuMemory, MemoryTraffic, Occupancy
-from clperf.predictor.model.roofline import Traffic, count_args, traffic
+from clperf.predictor.model.roofline import Traffic, count_args, traffic, with_memory
 
 __all__ = ["Policy", "Resolved", "Target", "Workspace", "choose_device", "discover", "local_devices",
            "measure_peaks", "runnable_device", "select_device", "shipped_profiles", "warm_up"]
@@ -406,9 +406,18 @@ class Workspace:
         """What makes an estimate of ``kernel`` doubtful (loops counted once, buffers over memory)."""
         return estimates.doubts(kernel, scenario, device)
 
-    def traffic(self, kernel: KernelReport, scenario: Scenario, device: Device) -> Traffic:
-        """The roofline's bytes and operations of the whole launch (the hover's breakdown)."""
-        return traffic(kernel, scenario, device.type)
+    def traffic(self, kernel: KernelReport, scenario: Scenario, device: Device,
+                counts: Counts | None = None) -> Traffic:
+        """The roofline's bytes and operations of the whole launch (the hover's breakdown); with a
+        counting run's ``counts``, as ``estimate`` reads them: its trip counts, and its trace through the
+        device's caches (or, from a trace of part of a warp, the atomics' cost)."""
+        t = traffic(self.counted(kernel, counts), scenario, device.type)
+        if counts is None:
+            return t
+        traced = self.memory(kernel, scenario, device, counts)
+        if traced is not None:
+            return with_memory(t, traced)
+        return replace(t, atomic_ns=self.partial_atomics(kernel, scenario, device, counts))
 
     # ---- fixes -----------------------------------------------------------------------------------------
 
