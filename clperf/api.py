@@ -44,7 +44,7 @@ from clperf.predictor.analysis.pipeline import FileReport, KernelReport, analyze
 from clperf.predictor.model import estimate as estimates
 from clperf.predictor.model import memory, profiles
 from clperf.predictor.model.memory import GpuMemory, MemoryTraffic, Occupancy
-from clperf.predictor.model.roofline import Traffic, count_args, traffic, with_memory
+from clperf.predictor.model.roofline import Traffic, count_args, traffic
 
 __all__ = ["Policy", "Resolved", "Target", "Workspace", "choose_device", "discover", "local_devices",
            "measure_peaks", "runnable_device", "select_device", "shipped_profiles", "warm_up"]
@@ -386,9 +386,7 @@ class Workspace:
         (``time.monotonic()``; None: until it is there). ``model``: a learned model's folder other than the
         shipped one. ScenarioError when ``device`` would refuse the launch."""
         estimates.check_launch(scenario, device, kernel.params)
-        traffic_of = self.memory(kernel, scenario, device, counts) if caches else None
-        atomic_ns = (self.partial_atomics(kernel, scenario, device, counts)
-                     if caches and traffic_of is None else 0.0)
+        traffic_of, atomic_ns = self._traced(kernel, scenario, device, counts) if caches else (None, 0.0)
         counter = pocl_code.COUNTER if self.run_kernels else None
         return estimates.estimate(self.counted(kernel, counts), scenario, device, source=text,
                                   build_options=self.build_options, use_cache=use_cache, use_model=use_model,
@@ -411,13 +409,17 @@ class Workspace:
         """The roofline's bytes and operations of the whole launch (the hover's breakdown); with a
         counting run's ``counts``, as ``estimate`` reads them: its trip counts, and its trace through the
         device's caches (or, from a trace of part of a warp, the atomics' cost)."""
-        t = traffic(self.counted(kernel, counts), scenario, device.type)
         if counts is None:
-            return t
+            return traffic(kernel, scenario, device.type)
+        return estimates.roofline_estimate(self.counted(kernel, counts), scenario, device,
+                                           *self._traced(kernel, scenario, device, counts))[1]
+
+    def _traced(self, kernel: KernelReport, scenario: Scenario, device: Device, counts: Counts | None
+                ) -> tuple[MemoryTraffic | None, float]:
+        """What the counting run's trace gives the roofline: the traffic through the caches, or, where the
+        trace holds only part of a warp of each group, the global atomics' cost of a warp request."""
         traced = self.memory(kernel, scenario, device, counts)
-        if traced is not None:
-            return with_memory(t, traced)
-        return replace(t, atomic_ns=self.partial_atomics(kernel, scenario, device, counts))
+        return traced, 0.0 if traced is not None else self.partial_atomics(kernel, scenario, device, counts)
 
     # ---- fixes -----------------------------------------------------------------------------------------
 
